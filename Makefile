@@ -1,0 +1,58 @@
+# hvokit - top-level build.  See README.md.
+#
+#   make deps     install build and test dependencies (apt-get, idempotent)
+#   make          build kernel + tools and run the QEMU savings proof
+#   make check    every test; the last line is "N passed, N failed"
+
+HVOKIT_CACHE ?= /var/cache/hvokit
+FLAVOR       ?= test
+export HVOKIT_CACHE FLAVOR
+
+KBUILD     = kernel/scripts/kbuild
+KBUILD_OUT = $(HVOKIT_CACHE)/build-$(FLAVOR)
+TREE       = $(HVOKIT_CACHE)/tree
+BOOT       = $(MAKE) -C nested-test/boot HVOKIT_CACHE=$(HVOKIT_CACHE) \
+		TREE=$(TREE) KBUILD_OUT=$(HVOKIT_CACHE)/build-test
+
+DEB_PACKAGES = build-essential bc bison flex libssl-dev libelf-dev dwarves \
+	ccache cpio kmod rsync xz-utils debhelper fakeroot dpkg-dev \
+	linux-source-6.1 linux-config-6.1 \
+	qemu-system-x86 busybox-static \
+	libcmocka-dev libxml2-dev libjson-c-dev pkg-config man-db python3
+
+all: proof
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing $$missing"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	else echo "deps: all $(words $(DEB_PACKAGES)) packages installed"; fi
+
+kernel:
+	$(KBUILD) build $(FLAVOR)
+
+kernel-deb:
+	$(KBUILD) deb $(FLAVOR)
+
+hvoctl:
+	$(MAKE) -C hvoctl
+
+# The savings proof: boot the test kernel off/on/runtime/shrink, print the table.
+proof:
+	$(KBUILD) build test
+	$(BOOT) check
+
+check:
+	scripts/check \
+		"kernel=kernel/scripts/kcheck" \
+		"hvoctl=$(MAKE) -C hvoctl check" \
+		"boot=$(KBUILD) build test && $(BOOT) clean check"
+
+clean:
+	rm -rf out
+	$(MAKE) -C hvoctl clean
+
+.PHONY: all deps kernel kernel-deb hvoctl proof check clean

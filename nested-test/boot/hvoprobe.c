@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvoprobe - in-guest probe of the hvokit QEMU boot test.
+ *
+ * Runs one scenario inside a freshly booted test kernel, changes huge page
+ * pools through sysfs, reads HVO's counters, /proc/meminfo and
+ * /proc/kpageflags, and prints one line per finding on the console:
+ *
+ *   HVOPROBE: ok NAME: details
+ *   HVOPROBE: not ok NAME: expected X, got Y
+ *   HVOPROBE: value SCENARIO KEY NUMBER        (read by hvoreport)
+ *   HVOPROBE: done SCENARIO
+ *
+ * It is linked statically and runs as root from the initramfs: it never
+ * runs on the machine that builds it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/klog.h>
+#include <unistd.h>
+
+#define KIB_PER_PAGE	4L
+#define PAGE_SHIFT	12
+#define SZ_2M_KB	2048L
+#define SZ_1G_KB	1048576L
+/* struct page is 64 bytes: one 4 KiB vmemmap page describes 64 pages */
+#define VMEMMAP_PAGES(kb)	((kb) / KIB_PER_PAGE / 64)
+/* one vmemmap PMD (2 MiB) maps the struct pages of 128 MiB of memory */
+#define PFNS_PER_VMEMMAP_PMD	(32768UL)
+
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+#define KPF_HUGE		17
+
+/* MemFree tolerance: slab, page cache and per-cpu lists move a little. */
+#define MEMFREE_SLACK_KB	1024L
+
+static int failures;
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("HVOPROBE: ", stdout);
+	vprintf(fmt, ap);
+	putchar('\n');
+	fflush(stdout);
+	va_end(ap);
+}
+
+static void check(bool cond, const char *name, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (!cond)
+		failures++;
+	say("%s %s: %s", cond ? "ok" : "not ok", name, buf);
+}
+
+static void check_eq(long expected, long got, const char *name)
+{
+	check(expected == got, name, "expected %ld, got %ld", expected, got);
+}
+
+static void check_near(long expected, long got, long slack, const char *name)
+{
+	check(labs(expected - got) <= slack, name,
+	      "expected %ld +- %ld, got %ld", expected, slack, got);
+}
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("HVOPROBE: not ok probe: ", stdout);
+	vprintf(fmt, ap);
+	putchar('\n');
+	va_end(ap);
+	exit(1);
+}
+
+/* Returns -1 when the file does not exist (unpatched kernel). */
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	long v;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		die("%s: not a number", path);
+	fclose(f);
+	return v;
+}
+
+static void write_long(const char *path, long v)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	fprintf(f, "%ld\n", v);
+	/* the kernel may give fewer pages than asked: callers read back */
+	if (fclose(f) != 0 && errno != ENOMEM)
+		die("write %ld to %s: %s", v, path, strerror(errno));
+}
+
+static long hp_read(long size_kb, const char *file)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%ldkB/%s",
+		 size_kb, file);
+	return read_long(path);
+}
+
+static long hp_node_read(int nid, long size_kb, const char *file)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path),
+		 "/sys/devices/system/node/node%d/hugepages/hugepages-%ldkB/%s",
+		 nid, size_kb, file);
+	return read_long(path);
+}
+
+static long set_pool(long size_kb, long count)
+{
+	char path[256];
+	long got;
+
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/mm/hugepages/hugepages-%ldkB/nr_hugepages", size_kb);
+	write_long(path, count);
+	got = read_long(path);
+	say("info pool %ld kB: asked %ld, have %ld", size_kb, count, got);
+	return got;
+}
+
+/* A /proc/meminfo field in kB; LONG_MIN when absent. */
+static long meminfo(const char *key)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[256];
+	size_t len = strlen(key);
+	long v = LONG_MIN;
+
+	if (!f)
+		die("/proc/meminfo: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, len) && line[len] == ':') {
+			v = strtol(line + len + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+struct hvo {
+	long nr, free, optimized, freed, pgtables;
+};
+
+static struct hvo hvo_read(long size_kb)
+{
+	struct hvo s = {
+		.nr		= hp_read(size_kb, "nr_hugepages"),
+		.free		= hp_read(size_kb, "free_hugepages"),
+		.optimized	= hp_read(size_kb, "vmemmap_optimized_pages"),
+		.freed		= hp_read(size_kb, "vmemmap_freed_pages"),
+		.pgtables	= hp_read(size_kb, "vmemmap_pgtable_pages"),
+	};
+
+	if (s.optimized < 0 || s.freed < 0 || s.pgtables < 0)
+		die("hugepages-%ldkB has no vmemmap_* counters: is this the patched kernel?",
+		    size_kb);
+	return s;
+}
+
+static void values(const char *scenario, const char *label, long size_kb)
+{
+	struct hvo s = hvo_read(size_kb);
+
+	say("value %s %s.%ld.nr %ld", scenario, label, size_kb, s.nr);
+	say("value %s %s.%ld.optimized %ld", scenario, label, size_kb, s.optimized);
+	say("value %s %s.%ld.freed %ld", scenario, label, size_kb, s.freed);
+	say("value %s %s.%ld.pgtables %ld", scenario, label, size_kb, s.pgtables);
+}
+
+static void meminfo_values(const char *scenario, const char *label)
+{
+	say("value %s %s.MemTotal %ld", scenario, label, meminfo("MemTotal"));
+	say("value %s %s.MemFree %ld", scenario, label, meminfo("MemFree"));
+	say("value %s %s.HugetlbVmemmapSaved %ld", scenario, label,
+	    meminfo("HugetlbVmemmapSaved"));
+}
+
+/* Per-node counters must add up to the global ones. */
+static void check_nodes(long size_kb, const char *when)
+{
+	struct hvo g = hvo_read(size_kb);
+	long opt = 0, freed = 0, nr = 0, v;
+	char name[128];
+	int nid;
+
+	for (nid = 0; nid < 64; nid++) {
+		v = hp_node_read(nid, size_kb, "vmemmap_optimized_pages");
+		if (v < 0)
+			continue;
+		opt += v;
+		freed += hp_node_read(nid, size_kb, "vmemmap_freed_pages");
+		nr += hp_node_read(nid, size_kb, "nr_hugepages");
+	}
+	snprintf(name, sizeof(name), "%s.%ldkB.nodes-sum-optimized", when, size_kb);
+	check_eq(g.optimized, opt, name);
+	snprintf(name, sizeof(name), "%s.%ldkB.nodes-sum-freed", when, size_kb);
+	check_eq(g.freed, freed, name);
+	snprintf(name, sizeof(name), "%s.%ldkB.nodes-sum-nr", when, size_kb);
+	check_eq(g.nr, nr, name);
+}
+
+/* HugetlbVmemmapSaved must equal the sum of freed less page tables. */
+static void check_meminfo_line(const char *when)
+{
+	long sizes[] = { SZ_2M_KB, SZ_1G_KB };
+	long net = 0;
+	char name[128];
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		struct hvo s = hvo_read(sizes[i]);
+
+		net += s.freed - s.pgtables;
+	}
+	snprintf(name, sizeof(name), "%s.meminfo-HugetlbVmemmapSaved", when);
+	check_eq(net * KIB_PER_PAGE, meminfo("HugetlbVmemmapSaved"), name);
+}
+
+/*
+ * The number of distinct vmemmap PMDs (128 MiB of memory each) that hold
+ * the struct pages of the 2 MiB HugeTLB pages in the pool, found through
+ * /proc/kpageflags.  On a fresh boot it is the number of PTE tables the
+ * first optimization of those pages has to spend.
+ */
+static long vmemmap_pmds_of_2m_pages(void)
+{
+	uint64_t *flags = NULL;
+	size_t n = 0, cap = 0, pfn;
+	long pmds = 0;
+	unsigned long last = ~0UL;
+	ssize_t r;
+	int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		die("/proc/kpageflags: %s", strerror(errno));
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1 << 20;
+			flags = realloc(flags, cap * sizeof(*flags));
+			if (!flags)
+				die("out of memory reading /proc/kpageflags");
+		}
+		r = read(fd, flags + n, (cap - n) * sizeof(*flags));
+		if (r < 0)
+			die("/proc/kpageflags: %s", strerror(errno));
+		if (r == 0)
+			break;
+		n += r / sizeof(*flags);
+	}
+	close(fd);
+
+	for (pfn = 0; pfn + 512 <= n; pfn++) {
+		uint64_t f = flags[pfn];
+
+		if (!(f & (1ULL << KPF_HUGE)) || !(f & (1ULL << KPF_COMPOUND_HEAD)))
+			continue;
+		/* a 1 GiB page's pfn+512 is still one of its tails */
+		if (pfn + 512 < n && (flags[pfn + 512] & (1ULL << KPF_COMPOUND_TAIL)))
+			continue;
+		if (pfn / PFNS_PER_VMEMMAP_PMD != last) {
+			last = pfn / PFNS_PER_VMEMMAP_PMD;
+			pmds++;
+		}
+	}
+	free(flags);
+	return pmds;
+}
+
+/* Expectations for a pool that is fully optimized. */
+static void check_optimized(const char *when, long size_kb, long nr)
+{
+	struct hvo s = hvo_read(size_kb);
+	char name[128];
+
+	snprintf(name, sizeof(name), "%s.%ldkB.optimized", when, size_kb);
+	check_eq(nr, s.optimized, name);
+	snprintf(name, sizeof(name), "%s.%ldkB.freed-per-page", when, size_kb);
+	check_eq(VMEMMAP_PAGES(size_kb) - 1,
+		 s.optimized ? s.freed / s.optimized : -1, name);
+	snprintf(name, sizeof(name), "%s.%ldkB.freed", when, size_kb);
+	check_eq(nr * (VMEMMAP_PAGES(size_kb) - 1), s.freed, name);
+}
+
+static long need_pool(long size_kb, long count)
+{
+	long got = set_pool(size_kb, count);
+	char name[64];
+
+	snprintf(name, sizeof(name), "pool-%ldkB-allocated", size_kb);
+	check_eq(count, got, name);
+	return got;
+}
+
+/*
+ * Boot with N x 1 GiB pages from the command line and HVO on or off, then
+ * grow a 2 MiB pool at runtime.  Values go to the report; the off/on
+ * comparison is done on the host by hvoreport.
+ */
+static void scenario_boot(const char *scenario, bool on, long nr_1g, long nr_2m)
+{
+	long free0, free1, pmds;
+	struct hvo g, m;
+
+	check_eq(nr_1g, hp_read(SZ_1G_KB, "nr_hugepages"), "boot.1G-pool-from-cmdline");
+	meminfo_values(scenario, "boot");
+	values(scenario, "boot", SZ_1G_KB);
+	g = hvo_read(SZ_1G_KB);
+	if (on) {
+		check_optimized("boot", SZ_1G_KB, nr_1g);
+		/* 16 MiB of vmemmap per 1 GiB page spans 8 vmemmap PMDs */
+		check_eq(nr_1g * 8, g.pgtables, "boot.1048576kB.pgtables");
+	} else {
+		check_eq(0, g.optimized, "boot.1048576kB.optimized-off");
+		check_eq(0, g.pgtables, "boot.1048576kB.pgtables-off");
+	}
+
+	free0 = meminfo("MemFree");
+	need_pool(SZ_2M_KB, nr_2m);
+	free1 = meminfo("MemFree");
+	m = hvo_read(SZ_2M_KB);
+	say("value %s grow2m.MemFreeDelta %ld", scenario, free1 - free0);
+	meminfo_values(scenario, "grown");
+	values(scenario, "grown", SZ_2M_KB);
+	values(scenario, "grown", SZ_1G_KB);
+
+	if (on) {
+		check_optimized("grown", SZ_2M_KB, nr_2m);
+		pmds = vmemmap_pmds_of_2m_pages();
+		check_eq(pmds, m.pgtables, "grown.2048kB.pgtables-equal-vmemmap-pmds");
+		/* the pool takes its pages, HVO gives back 7 of 8 vmemmap pages */
+		check_near(-nr_2m * SZ_2M_KB + (m.freed - m.pgtables) * KIB_PER_PAGE,
+			   free1 - free0, MEMFREE_SLACK_KB, "grown.MemFree-delta");
+	} else {
+		check_eq(0, m.optimized, "grown.2048kB.optimized-off");
+		check_near(-nr_2m * SZ_2M_KB, free1 - free0, MEMFREE_SLACK_KB,
+			   "grown.MemFree-delta-off");
+	}
+	check_nodes(SZ_2M_KB, "grown");
+	check_nodes(SZ_1G_KB, "grown");
+	check_meminfo_line("grown");
+}
+
+/* HVO off on the command line, switched on through the sysctl. */
+static void scenario_runtime(void)
+{
+	const char *sysctl = "/proc/sys/vm/hugetlb_optimize_vmemmap";
+	long before_on, got_1g;
+	struct hvo s;
+
+	check_eq(0, read_long(sysctl), "runtime.sysctl-initially-off");
+	before_on = need_pool(SZ_2M_KB, 256);
+	check_eq(0, hvo_read(SZ_2M_KB).optimized, "runtime.pages-before-sysctl-not-optimized");
+
+	write_long(sysctl, 1);
+	check_eq(1, read_long(sysctl), "runtime.sysctl-on");
+	need_pool(SZ_2M_KB, 512);
+	s = hvo_read(SZ_2M_KB);
+	check_eq(512 - before_on, s.optimized, "runtime.2048kB.only-new-pages-optimized");
+	check_eq((512 - before_on) * 7, s.freed, "runtime.2048kB.freed");
+
+	got_1g = need_pool(SZ_1G_KB, 2);
+	check_optimized("runtime", SZ_1G_KB, got_1g);
+	check_eq(got_1g * 8, hvo_read(SZ_1G_KB).pgtables, "runtime.1048576kB.pgtables");
+	meminfo_values("runtime", "grown");
+	values("runtime", "grown", SZ_2M_KB);
+	values("runtime", "grown", SZ_1G_KB);
+	check_nodes(SZ_2M_KB, "runtime");
+	check_nodes(SZ_1G_KB, "runtime");
+	check_meminfo_line("runtime");
+}
+
+/*
+ * Boot with 1 GiB pages and HVO on, grow a 2 MiB pool, then shrink both to
+ * zero: every vmemmap page must be restored and no page lost.
+ */
+static void scenario_shrink(long nr_1g, long nr_2m)
+{
+	long free0, free1, free2, pgt2m, pgt1g;
+
+	free0 = meminfo("MemFree");
+	need_pool(SZ_2M_KB, nr_2m);
+	check_optimized("shrink-grown", SZ_2M_KB, nr_2m);
+	pgt2m = hvo_read(SZ_2M_KB).pgtables;
+	pgt1g = hvo_read(SZ_1G_KB).pgtables;
+
+	set_pool(SZ_2M_KB, 0);
+	free1 = meminfo("MemFree");
+	check_eq(0, hvo_read(SZ_2M_KB).optimized, "shrunk.2048kB.optimized");
+	check_eq(0, hvo_read(SZ_2M_KB).freed, "shrunk.2048kB.freed");
+	check_eq(pgt2m, hvo_read(SZ_2M_KB).pgtables, "shrunk.2048kB.pgtables-stay");
+	/* the PTE tables stay allocated: that is all that may be missing */
+	check_near(free0 - pgt2m * KIB_PER_PAGE, free1, MEMFREE_SLACK_KB,
+		   "shrunk.2048kB.MemFree-back");
+
+	set_pool(SZ_1G_KB, 0);
+	free2 = meminfo("MemFree");
+	check_eq(0, hvo_read(SZ_1G_KB).nr, "shrunk.1048576kB.nr");
+	check_eq(0, hvo_read(SZ_1G_KB).optimized, "shrunk.1048576kB.optimized");
+	check_eq(0, hvo_read(SZ_1G_KB).freed, "shrunk.1048576kB.freed");
+	check_eq(pgt1g, hvo_read(SZ_1G_KB).pgtables, "shrunk.1048576kB.pgtables-stay");
+	/* each page returns 1 GiB to the buddy allocator less its vmemmap */
+	check_near(nr_1g * (SZ_1G_KB - (VMEMMAP_PAGES(SZ_1G_KB) - 1) * KIB_PER_PAGE),
+		   free2 - free1, MEMFREE_SLACK_KB, "shrunk.1048576kB.MemFree-back");
+	check_eq(-(pgt2m + pgt1g) * KIB_PER_PAGE, meminfo("HugetlbVmemmapSaved"),
+		 "shrunk.meminfo-only-pgtables-left");
+	check_nodes(SZ_2M_KB, "shrunk");
+	check_nodes(SZ_1G_KB, "shrunk");
+	meminfo_values("shrink", "shrunk");
+}
+
+/* No WARN, BUG or Oops in the kernel log. */
+static void scenario_dmesg(void)
+{
+	static const char *const bad[] = {
+		"WARNING:", "BUG:", "Oops", "Call Trace:", "general protection",
+	};
+	int len = klogctl(10, NULL, 0);		/* SYSLOG_ACTION_SIZE_BUFFER */
+	char *buf, *line, *save;
+	unsigned int i;
+	int hits = 0;
+
+	if (len <= 0)
+		die("klogctl: %s", strerror(errno));
+	buf = calloc(1, len + 1);
+	if (!buf)
+		die("out of memory");
+	len = klogctl(3, buf, len);		/* SYSLOG_ACTION_READ_ALL */
+	if (len < 0)
+		die("klogctl: %s", strerror(errno));
+	buf[len] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			if (strstr(line, bad[i])) {
+				say("info dmesg: %s", line);
+				hits++;
+				break;
+			}
+		}
+	}
+	check(hits == 0, "dmesg-clean", "%d WARN/BUG/Oops lines", hits);
+	free(buf);
+}
+
+static long arg_long(int argc, char **argv, int i, long def)
+{
+	char *end;
+	long v;
+
+	if (i >= argc)
+		return def;
+	v = strtol(argv[i], &end, 10);
+	if (*end || v < 0)
+		die("'%s' is not a page count", argv[i]);
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	const char *s = argc > 1 ? argv[1] : "";
+	long nr_1g = arg_long(argc, argv, 2, 2);
+	long nr_2m = arg_long(argc, argv, 3, 512);
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(s, "boot-on"))
+		scenario_boot(s, true, nr_1g, nr_2m);
+	else if (!strcmp(s, "boot-off"))
+		scenario_boot(s, false, nr_1g, nr_2m);
+	else if (!strcmp(s, "runtime"))
+		scenario_runtime();
+	else if (!strcmp(s, "shrink"))
+		scenario_shrink(nr_1g, nr_2m);
+	else if (!strcmp(s, "dmesg"))
+		scenario_dmesg();
+	else
+		die("usage: hvoprobe boot-on|boot-off|runtime|shrink [NR_1G [NR_2M]] | dmesg");
+
+	say("done %s (%d failed)", s, failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvoreport - judge the consoles of the hvokit QEMU boot test and write the
+ * savings report.
+ *
+ * usage: hvoreport OUTDIR SCENARIO=CONSOLE_LOG...
+ *
+ * Every "HVOPROBE: ok|not ok" line of a console counts as one check; a boot
+ * that did not reach "HVOPROBE: end" counts as a failed check.  The boots
+ * with hugetlb_free_vmemmap=off and =on are then compared: MemTotal and the
+ * MemFree drop of the runtime 2 MiB pool must agree with HVO's counters.
+ * The table goes to stdout, OUTDIR/savings.md and OUTDIR/savings.json; the
+ * last line is "boot: N passed, N failed".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_VALUES	512
+#define KIB_PER_PAGE	4L
+
+struct value {
+	char scenario[32];
+	char key[96];
+	long v;
+};
+
+static struct value values[MAX_VALUES];
+static int nr_values, passed, failed;
+
+static void result(bool ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	ok ? passed++ : failed++;
+	printf("%s %s: ", ok ? "ok" : "not ok", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static bool lookup(const char *scenario, const char *key, long *v)
+{
+	int i;
+
+	for (i = 0; i < nr_values; i++) {
+		if (!strcmp(values[i].scenario, scenario) && !strcmp(values[i].key, key)) {
+			*v = values[i].v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A value every later step depends on: a missing one is a failed check. */
+static long need(const char *scenario, const char *key)
+{
+	long v;
+
+	if (lookup(scenario, key, &v) && v != LONG_MIN)
+		return v;
+	result(false, "value-present", "%s did not report %s", scenario, key);
+	return 0;
+}
+
+static void read_console(const char *scenario, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char line[4096], name[256];
+	bool ended = false;
+
+	if (!f) {
+		result(false, scenario, "cannot read console %s: %s", path, strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "HVOPROBE: ");
+		struct value *val;
+
+		if (!p)
+			continue;
+		p += strlen("HVOPROBE: ");
+		p[strcspn(p, "\n")] = '\0';
+		if (!strncmp(p, "ok ", 3) || !strncmp(p, "not ok ", 7)) {
+			bool ok = p[0] == 'o';
+			char *what = p + (ok ? 3 : 7);
+
+			snprintf(name, sizeof(name), "%s/%.*s", scenario,
+				 (int)strcspn(what, ":"), what);
+			result(ok, name, "%s", what + strcspn(what, ":") + (what[strcspn(what, ":")] ? 2 : 0));
+		} else if (!strncmp(p, "value ", 6) && nr_values < MAX_VALUES) {
+			val = &values[nr_values];
+			if (sscanf(p + 6, "%31s %95s %ld", val->scenario, val->key, &val->v) == 3)
+				nr_values++;
+		} else if (!strncmp(p, "end ", 4)) {
+			ended = true;
+		}
+	}
+	fclose(f);
+	result(ended, scenario, ended ? "boot completed" : "boot did not complete (see %s)", path);
+}
+
+struct row {
+	const char *label;
+	long size_kb, pages, freed, pgtables;
+};
+
+static void report(const char *outdir, struct row *rows, int n,
+		   long memtotal_delta, long memfree_delta)
+{
+	char path[PATH_MAX];
+	FILE *md, *js;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/savings.md", outdir);
+	md = fopen(path, "we");
+	snprintf(path, sizeof(path), "%s/savings.json", outdir);
+	js = fopen(path, "we");
+	if (!md || !js) {
+		result(false, "report", "cannot write %s: %s", path, strerror(errno));
+		if (md)
+			fclose(md);
+		if (js)
+			fclose(js);
+		return;
+	}
+
+	fprintf(md, "| page size | pages | vmemmap freed per page | PTE tables | net KiB saved per page | MiB saved per TiB of pool |\n");
+	fprintf(md, "|---|---|---|---|---|---|\n");
+	fprintf(js, "{\n  \"sizes\": [\n");
+	for (i = 0; i < n; i++) {
+		struct row *r = &rows[i];
+		double per_page = r->pages ? (double)r->freed / r->pages : 0;
+		double net_kib = r->pages ?
+			(double)(r->freed - r->pgtables) * KIB_PER_PAGE / r->pages : 0;
+		double per_tib = net_kib * (1024.0 * 1024 * 1024 / r->size_kb) / 1024;
+
+		fprintf(md, "| %s | %ld | %.0f | %ld | %.2f | %.0f |\n", r->label,
+			r->pages, per_page, r->pgtables, net_kib, per_tib);
+		fprintf(js, "    {\"page_size_kb\": %ld, \"pages\": %ld, \"vmemmap_freed_pages\": %ld, "
+			"\"vmemmap_freed_per_page\": %.0f, \"pgtable_pages\": %ld, "
+			"\"net_kib_per_page\": %.4f, \"net_mib_per_tib\": %.1f}%s\n",
+			r->size_kb, r->pages, r->freed, per_page, r->pgtables, net_kib,
+			per_tib, i + 1 < n ? "," : "");
+	}
+	fprintf(md, "\nMemTotal on - off (1 GiB pages from the command line): %ld kB\n",
+		memtotal_delta);
+	fprintf(md, "MemFree drop of the 2 MiB pool, off - on: %ld kB\n", memfree_delta);
+	fprintf(js, "  ],\n  \"memtotal_on_minus_off_kb\": %ld,\n"
+		"  \"memfree_2m_pool_off_minus_on_kb\": %ld\n}\n",
+		memtotal_delta, memfree_delta);
+	fclose(md);
+	fclose(js);
+
+	snprintf(path, sizeof(path), "%s/savings.md", outdir);
+	md = fopen(path, "re");
+	if (md) {
+		char line[512];
+
+		putchar('\n');
+		while (fgets(line, sizeof(line), md))
+			fputs(line, stdout);
+		putchar('\n');
+		fclose(md);
+	}
+}
+
+static void compare_off_on(const char *outdir)
+{
+	long on_total, off_total, freed_1g, pgt_1g, freed_2m, pgt_2m, d_on, d_off;
+	long nr_1g, nr_2m, want;
+	struct row rows[2];
+
+	if (!lookup("boot-on", "boot.MemTotal", &on_total) ||
+	    !lookup("boot-off", "boot.MemTotal", &off_total)) {
+		result(false, "off-vs-on", "needs both the boot-off and boot-on consoles");
+		return;
+	}
+	nr_1g = need("boot-on", "grown.1048576.nr");
+	freed_1g = need("boot-on", "grown.1048576.freed");
+	pgt_1g = need("boot-on", "grown.1048576.pgtables");
+	nr_2m = need("boot-on", "grown.2048.nr");
+	freed_2m = need("boot-on", "grown.2048.freed");
+	pgt_2m = need("boot-on", "grown.2048.pgtables");
+	d_on = need("boot-on", "grow2m.MemFreeDelta");
+	d_off = need("boot-off", "grow2m.MemFreeDelta");
+
+	/* vmemmap of boot-time pages comes from memblock: freeing it raises MemTotal */
+	want = freed_1g * KIB_PER_PAGE;
+	result(on_total - off_total == want, "off-vs-on/MemTotal-equals-1G-counters",
+	       "MemTotal on - off = %ld kB, counters say %ld kB", on_total - off_total, want);
+	/* the runtime 2 MiB pool costs less MemFree with HVO by freed - PTE tables */
+	want = (freed_2m - pgt_2m) * KIB_PER_PAGE;
+	result(labs((d_on - d_off) - want) <= 1024, "off-vs-on/MemFree-drop-equals-2M-counters",
+	       "MemFree drop off - on = %ld kB, counters say %ld kB (+- 1024)",
+	       d_on - d_off, want);
+	result(nr_1g && (freed_1g - pgt_1g) * KIB_PER_PAGE / nr_1g >= 16340,
+	       "net-per-1G-page", "%ld kB saved per 1 GiB page (>= 16340)",
+	       nr_1g ? (freed_1g - pgt_1g) * KIB_PER_PAGE / nr_1g : 0);
+
+	rows[0] = (struct row){ "1 GiB", 1048576, nr_1g, freed_1g, pgt_1g };
+	rows[1] = (struct row){ "2 MiB", 2048, nr_2m, freed_2m, pgt_2m };
+	report(outdir, rows, 2, on_total - off_total, d_on - d_off);
+}
+
+int main(int argc, char **argv)
+{
+	int i;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: hvoreport OUTDIR SCENARIO=CONSOLE_LOG...\n");
+		return 2;
+	}
+	for (i = 2; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+
+		if (!eq) {
+			fprintf(stderr, "hvoreport: '%s': expected SCENARIO=CONSOLE_LOG\n", argv[i]);
+			return 2;
+		}
+		*eq = '\0';
+		read_console(argv[i], eq + 1);
+	}
+	compare_off_on(argv[1]);
+	printf("boot: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

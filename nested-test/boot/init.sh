@@ -1,0 +1,50 @@
+#!/bin/busybox sh
+# /init of the hvokit boot-test initramfs: run one scenario, then power off.
+# The scenario comes from the kernel command line: hvotest=NAME.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+
+scenario=
+for arg in $(cat /proc/cmdline); do
+	case $arg in hvotest=*) scenario=${arg#hvotest=} ;; esac
+done
+echo "HVOPROBE: begin $scenario $(uname -r)"
+
+# The kernel tree's own selftests, built from the same tree (peer suite).
+selftests() {
+	mkdir -p /mnt && mount -t tmpfs tmpfs /mnt && mkdir -p /mnt/huge &&
+		mount -t hugetlbfs -o pagesize=2M none /mnt/huge || {
+		echo "HVOPROBE: not ok selftest-setup: cannot mount hugetlbfs"
+		return
+	}
+	for t in hugepage-vmemmap map_hugetlb hugepage-mmap; do
+		if (cd /mnt && /selftests/$t) > /tmp/$t.log 2>&1; then
+			echo "HVOPROBE: ok selftest-$t: exit 0"
+		else
+			echo "HVOPROBE: not ok selftest-$t: exit $?"
+			sed 's/^/HVOPROBE: info   /' /tmp/$t.log
+		fi
+	done
+	umount /mnt/huge
+}
+
+case $scenario in
+boot-on)
+	hvoprobe boot-on 2 512
+	selftests
+	if [ -x /bin/hvoctl ]; then
+		hvoctl status --json > /tmp/status.json 2>&1
+		echo "HVOPROBE: info hvoctl-status-json $(tr -d '\n' < /tmp/status.json)"
+	fi
+	;;
+boot-off)	hvoprobe boot-off 2 512 ;;
+runtime)	hvoprobe runtime ;;
+shrink)		hvoprobe shrink 2 512 ;;
+*)		echo "HVOPROBE: not ok scenario: unknown '$scenario'" ;;
+esac
+hvoprobe dmesg
+echo "HVOPROBE: end $scenario"
+poweroff -f
