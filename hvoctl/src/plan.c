@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plan.h"
+#include "util.h"
+
+int hv_share_pages(uint64_t memtotal_kb, uint64_t reserve_bytes,
+		   unsigned percent, uint64_t size_kb, uint64_t *pages)
+{
+	uint64_t reserve_kb = reserve_bytes / 1024 + (reserve_bytes % 1024 ? 1 : 0);
+	uint64_t avail = memtotal_kb > reserve_kb ? memtotal_kb - reserve_kb : 0;
+	uint64_t whole, part, r;
+
+	if (size_kb == 0 || percent > 100)
+		return -ERANGE;
+	/* avail * percent / 100 / size without overflowing avail * percent:
+	 * split avail into whole pages and a remainder. */
+	whole = avail / size_kb;
+	part = avail % size_kb;
+	if (!hv_mul(whole, percent, &r))
+		return -ERANGE;
+	/* r/100 pages from whole pages, plus what the remainders add up to:
+	 * (r % 100) * size + part * percent, both < 100 * size. */
+	{
+		uint64_t rem, extra;
+
+		if (!hv_mul(r % 100, size_kb, &rem) || !hv_mul(part, percent, &extra) ||
+		    !hv_add(rem, extra, &rem))
+			return -ERANGE;
+		*pages = r / 100 + rem / 100 / size_kb;
+	}
+	return 0;
+}
+
+static int node_sum(struct hv_target *t, size_t n)
+{
+	t->global = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!hv_add(t->global, t->node[i], &t->global))
+			return -ERANGE;
+	return 0;
+}
+
+int hv_plan_build(const struct hv_config *c, const struct hv_state *st,
+		  struct hv_plan *plan)
+{
+	int ret = 0;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->hvo = c->hvo;
+	for (size_t k = 0; k < HV_NPOOLS; k++) {
+		const struct hv_pool_spec *sp = &c->pool[k];
+		struct hv_target *t = &plan->t[k];
+		const char *key = hv_pool_keys[k].key;
+
+		t->size_kb = hv_pool_keys[k].size_kb;
+		t->name = hv_pool_keys[k].name;
+		if (sp->kind == HV_POOL_UNSET)
+			continue;
+		t->managed = true;
+		if (!hv_state_pool((struct hv_state *)st, t->size_kb)) {
+			hv_err("%s: %s: this kernel has no %s huge pages (%s/hugepages-%llukB missing)",
+			       c->path, key, t->name, HV_HP_DIR,
+			       (unsigned long long)t->size_kb);
+			ret = -1;
+			continue;
+		}
+		if (sp->kind == HV_POOL_COUNT) {
+			t->global = sp->count;
+			continue;
+		}
+		if (st->n_nodes == 0) {
+			hv_err("%s: %s: per-node and P%% pools need NUMA information; "
+			       "%s is missing", c->path, key, HV_NODE_DIR);
+			ret = -1;
+			continue;
+		}
+		t->per_node = true;
+		if (sp->kind == HV_POOL_PER_NODE) {
+			for (size_t i = 0; i < sp->n_nodes; i++) {
+				int idx = hv_state_node_index(st, sp->nodes[i].node);
+
+				if (idx < 0) {
+					hv_err("%s: %s: node %d is not online; use an online node "
+					       "(see %s/online)", c->path, key,
+					       sp->nodes[i].node, HV_NODE_DIR);
+					ret = -1;
+					continue;
+				}
+				t->node[idx] = sp->nodes[i].val;
+			}
+		} else {
+			for (size_t i = 0; i < st->n_nodes; i++) {
+				const struct hv_node *nd = &st->nodes[i];
+
+				if (!nd->has_memtotal) {
+					hv_err("%s: %s: node %d: MemTotal unknown "
+					       "(%s/node%d/meminfo); cannot compute %u%%",
+					       c->path, key, nd->id, HV_NODE_DIR, nd->id,
+					       sp->percent);
+					ret = -1;
+					continue;
+				}
+				if (hv_share_pages(nd->memtotal_kb, c->host_reserve,
+						   sp->percent, t->size_kb, &t->node[i]) < 0) {
+					hv_err("%s: %s: node %d: page count overflows",
+					       c->path, key, nd->id);
+					ret = -1;
+				}
+			}
+		}
+		if (node_sum(t, st->n_nodes) < 0) {
+			hv_err("%s: %s: total page count overflows", c->path, key);
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+struct sbuf {
+	char *buf;
+	size_t n, len;
+	bool overflow;
+};
+
+static void sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_add(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (b->overflow)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(b->buf + b->len, b->n - b->len, fmt, ap);
+	va_end(ap);
+	if (r < 0 || (size_t)r >= b->n - b->len) {
+		b->overflow = true;
+		return;
+	}
+	b->len += (size_t)r;
+}
+
+int hv_cmdline_build(const struct hv_config *c, const struct hv_state *st,
+		     const char *kver, char *buf, size_t n)
+{
+	struct sbuf b = { buf, n, 0, false };
+	struct hv_plan plan;
+	bool per_node_ok;
+	char sz[32];
+
+	if (n == 0)
+		return -1;
+	buf[0] = '\0';
+	if (!kver)
+		kver = st->osrelease;
+	/* hugepages=N:C,... and hugetlb_cma=N:S,... appeared in 5.19. */
+	per_node_ok = hv_kernel_at_least(kver, 5, 19);
+	if (hv_plan_build(c, st, &plan) < 0)
+		return -1;
+	sb_add(&b, "hugetlb_free_vmemmap=%s", c->hvo ? "on" : "off");
+	if (c->default_hugepagesz_kb) {
+		hv_format_kb(c->default_hugepagesz_kb, sz, sizeof(sz));
+		sb_add(&b, " default_hugepagesz=%s", sz);
+	}
+	for (size_t k = 0; k < HV_NPOOLS; k++) {
+		const struct hv_target *t = &plan.t[k];
+
+		if (!t->managed || t->global == 0)
+			continue;
+		sb_add(&b, " hugepagesz=%s hugepages=", t->name);
+		if (t->per_node && per_node_ok) {
+			bool first = true;
+
+			for (size_t i = 0; i < st->n_nodes; i++) {
+				sb_add(&b, "%s%d:%llu", first ? "" : ",", st->nodes[i].id,
+				       (unsigned long long)t->node[i]);
+				first = false;
+			}
+		} else {
+			if (t->per_node)
+				hv_err("cmdline: kernel %s: per-node hugepages= needs 5.19 or "
+				       "later; using the total %llu for %s, spread by the kernel",
+				       kver, (unsigned long long)t->global, t->name);
+			sb_add(&b, "%llu", (unsigned long long)t->global);
+		}
+	}
+	if (c->cma_1g || c->n_cma_nodes) {
+		uint64_t total = 0;
+
+		if (c->n_cma_nodes) {
+			for (size_t i = 0; i < c->n_cma_nodes; i++) {
+				if (hv_state_node_index(st, c->cma_nodes[i].node) < 0) {
+					hv_err("%s: CMA_1G: node %d is not online; use an online node "
+					       "(see %s/online)", c->path, c->cma_nodes[i].node,
+					       HV_NODE_DIR);
+					return -1;
+				}
+				if (!hv_add(total, c->cma_nodes[i].val, &total))
+					return -1;
+			}
+		} else if (!hv_mul(c->cma_1g, st->n_nodes ? st->n_nodes : 1, &total)) {
+			hv_err("%s: CMA_1G: total size overflows", c->path);
+			return -1;
+		}
+		if (per_node_ok && (c->n_cma_nodes || st->n_nodes > 0)) {
+			sb_add(&b, " hugetlb_cma=");
+			if (c->n_cma_nodes) {
+				for (size_t i = 0; i < c->n_cma_nodes; i++) {
+					hv_format_size(c->cma_nodes[i].val, sz, sizeof(sz));
+					sb_add(&b, "%s%d:%s", i ? "," : "", c->cma_nodes[i].node, sz);
+				}
+			} else {
+				hv_format_size(c->cma_1g, sz, sizeof(sz));
+				for (size_t i = 0; i < st->n_nodes; i++)
+					sb_add(&b, "%s%d:%s", i ? "," : "", st->nodes[i].id, sz);
+			}
+		} else {
+			if (c->n_cma_nodes)
+				hv_err("cmdline: kernel %s: per-node hugetlb_cma= needs 5.19 or "
+				       "later; using the total, spread by the kernel", kver);
+			hv_format_size(total, sz, sizeof(sz));
+			sb_add(&b, " hugetlb_cma=%s", sz);
+		}
+	}
+	if (b.overflow) {
+		hv_err("cmdline: result longer than %zu characters", n - 1);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pools.h"
+#include "util.h"
+
+static int read_u64_req(const struct hv_sys *s, const char *rel, uint64_t *v)
+{
+	char full[PATH_MAX];
+	int e = hv_read_u64(s, rel, v);
+
+	if (e < 0) {
+		hv_path(s, full, sizeof(full), rel);
+		hv_err("read: %s: %s", full, e == -EINVAL ?
+		       "not a number" : strerror(-e));
+	}
+	return e;
+}
+
+/* Optional counter: false if the file is absent; error if malformed. */
+static int read_u64_opt(const struct hv_sys *s, const char *rel, uint64_t *v,
+			bool *present)
+{
+	if (!hv_exists(s, rel)) {
+		*present = false;
+		*v = 0;
+		return 0;
+	}
+	*present = true;
+	return read_u64_req(s, rel, v);
+}
+
+static int parse_size_dir(const char *name, uint64_t *kb)
+{
+	/* "hugepages-2048kB" */
+	char num[32];
+	const char *p = name + strlen("hugepages-");
+	size_t len = strlen(p);
+
+	if (len < 3 || strcmp(p + len - 2, "kB") || len - 2 >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, p, len - 2);
+	num[len - 2] = '\0';
+	return hv_parse_u64(num, kb);
+}
+
+static int read_nodes(const struct hv_sys *s, struct hv_state *st)
+{
+	char buf[4096], rel[128], full[PATH_MAX];
+	int ids[HV_MAX_NODES];
+	size_t n;
+	int e;
+
+	st->numa = hv_exists(s, HV_NODE_DIR);
+	if (!st->numa)
+		return 0;
+	e = hv_read_str(s, HV_NODE_DIR "/online", buf, sizeof(buf));
+	if (e < 0) {
+		hv_path(s, full, sizeof(full), HV_NODE_DIR "/online");
+		hv_err("read: %s: %s", full, strerror(-e));
+		return -1;
+	}
+	e = hv_parse_node_list(buf, ids, HV_MAX_NODES, &n);
+	if (e < 0) {
+		hv_path(s, full, sizeof(full), HV_NODE_DIR "/online");
+		hv_err("read: %s: '%s': %s", full, buf, e == -ERANGE ?
+		       "too many nodes (max 64, ids up to 4095)" :
+		       "not a node list such as 0-1,3");
+		return -1;
+	}
+	st->n_nodes = n;
+	for (size_t i = 0; i < n; i++) {
+		struct hv_node *nd = &st->nodes[i];
+		char mi[8192], *line, *save = NULL;
+
+		nd->id = ids[i];
+		snprintf(rel, sizeof(rel), HV_NODE_DIR "/node%d/meminfo", ids[i]);
+		if (hv_read_str(s, rel, mi, sizeof(mi)) < 0)
+			continue;
+		for (line = strtok_r(mi, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			int node;
+			unsigned long long kb;
+			char unit[4];
+
+			if (sscanf(line, "Node %d MemTotal: %llu %3s", &node, &kb, unit) == 3 &&
+			    node == ids[i] && !strcmp(unit, "kB")) {
+				nd->has_memtotal = true;
+				nd->memtotal_kb = kb;
+			}
+		}
+	}
+	return 0;
+}
+
+int hv_pool_reread(const struct hv_sys *s, struct hv_state *st, struct hv_pool *p)
+{
+	char rel[256];
+	bool present;
+	int e = 0;
+
+#define G(file, field)                                                          \
+	do {                                                                    \
+		snprintf(rel, sizeof(rel), HV_HP_DIR "/hugepages-%llukB/" file, \
+			 (unsigned long long)p->size_kb);                       \
+		if (read_u64_req(s, rel, &p->field) < 0)                        \
+			e = -1;                                                 \
+	} while (0)
+	G("nr_hugepages", total);
+	G("free_hugepages", free);
+	G("resv_hugepages", resv);
+	G("surplus_hugepages", surplus);
+	G("nr_overcommit_hugepages", overcommit);
+#undef G
+#define O(file, field)                                                          \
+	do {                                                                    \
+		snprintf(rel, sizeof(rel), HV_HP_DIR "/hugepages-%llukB/" file, \
+			 (unsigned long long)p->size_kb);                       \
+		if (read_u64_opt(s, rel, &p->field, &present) < 0)             \
+			e = -1;                                                 \
+	} while (0)
+	O("vmemmap_optimized_pages", optimized);
+	p->has_counters = present;
+	O("vmemmap_freed_pages", freed);
+	p->has_counters = p->has_counters && present;
+	O("vmemmap_pgtable_pages", pgtable);
+#undef O
+	p->n_nodes = st->n_nodes;
+	for (size_t i = 0; i < st->n_nodes; i++) {
+		struct hv_node_pool *np = &p->nodes[i];
+		bool a = false, b = false;
+
+		memset(np, 0, sizeof(*np));
+		np->node = st->nodes[i].id;
+#define N(file, field, opt, pres)                                                    \
+	do {                                                                         \
+		snprintf(rel, sizeof(rel),                                           \
+			 HV_NODE_DIR "/node%d/hugepages/hugepages-%llukB/" file,     \
+			 np->node, (unsigned long long)p->size_kb);                  \
+		if ((opt ? read_u64_opt(s, rel, &np->field, pres)                    \
+			 : read_u64_req(s, rel, &np->field)) < 0)                    \
+			e = -1;                                                      \
+	} while (0)
+		N("nr_hugepages", total, 0, NULL);
+		N("free_hugepages", free, 0, NULL);
+		N("surplus_hugepages", surplus, 0, NULL);
+		N("vmemmap_optimized_pages", optimized, 1, &a);
+		N("vmemmap_freed_pages", freed, 1, &b);
+#undef N
+		np->has_counters = a && b;
+	}
+	return e;
+}
+
+static int cmp_pool(const void *a, const void *b)
+{
+	const struct hv_pool *x = a, *y = b;
+
+	return x->size_kb < y->size_kb ? 1 : x->size_kb > y->size_kb ? -1 : 0;
+}
+
+/* Decode the octal escapes of /proc/mounts ("\040" for space). */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' &&
+		    r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+static void read_mounts(const struct hv_sys *s, struct hv_state *st)
+{
+	char path[PATH_MAX], line[4096];
+	FILE *f = NULL;
+
+	if (hv_path(s, path, sizeof(path), "/proc/self/mounts") == 0)
+		f = fopen(path, "re");
+	if (!f && hv_path(s, path, sizeof(path), "/proc/mounts") == 0)
+		f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char dev[256], dir[1024], type[64], opts[1024];
+		uint64_t kb = st->default_size_kb;
+		char *o, *save = NULL;
+		struct hv_pool *p;
+
+		if (sscanf(line, "%255s %1023s %63s %1023s", dev, dir, type, opts) != 4 ||
+		    strcmp(type, "hugetlbfs"))
+			continue;
+		for (o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save))
+			if (!strncmp(o, "pagesize=", 9) && hv_parse_pagesize(o + 9, &kb) < 0)
+				kb = 0;
+		p = hv_state_pool(st, kb);
+		if (!p || p->n_mounts >= HV_MAX_MOUNTS)
+			continue;
+		unescape(dir);
+		snprintf(p->mounts[p->n_mounts++], sizeof(p->mounts[0]), "%s", dir);
+	}
+	fclose(f);
+}
+
+static void read_meminfo(const struct hv_sys *s, struct hv_state *st)
+{
+	char path[PATH_MAX], line[256];
+	FILE *f;
+
+	if (hv_path(s, path, sizeof(path), "/proc/meminfo") < 0)
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		long long v;
+		unsigned long long u;
+
+		if (sscanf(line, "Hugepagesize: %llu kB", &u) == 1)
+			st->default_size_kb = u;
+		else if (sscanf(line, "HugetlbVmemmapSaved: %lld kB", &v) == 1) {
+			st->has_meminfo_saved = true;
+			st->meminfo_saved_kb = v;
+		}
+	}
+	fclose(f);
+}
+
+static void read_cmdline(const struct hv_sys *s, struct hv_state *st)
+{
+	char buf[8192], *tok, *save = NULL;
+
+	st->hvo_boot = HV_BOOT_ABSENT;
+	if (hv_read_str(s, "/proc/cmdline", buf, sizeof(buf)) < 0)
+		return;
+	for (tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		const char *v;
+
+		if (!strcmp(tok, "--"))
+			break; /* the rest goes to init */
+		if (strncmp(tok, "hugetlb_free_vmemmap=", 21))
+			continue;
+		v = tok + 21;
+		/* kstrtobool() semantics, as the kernel parses it. */
+		if (!strcmp(v, "on") || v[0] == 'y' || v[0] == 'Y' || v[0] == '1')
+			st->hvo_boot = HV_BOOT_ON;
+		else if (!strcmp(v, "off") || v[0] == 'n' || v[0] == 'N' || v[0] == '0')
+			st->hvo_boot = HV_BOOT_OFF;
+	}
+}
+
+int hv_state_read(const struct hv_sys *s, struct hv_state *st)
+{
+	char **names = NULL;
+	size_t n = 0;
+	uint64_t v;
+	int e, ret = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->hvo_sysctl = -1;
+	if (read_nodes(s, st) < 0)
+		return -1;
+	read_meminfo(s, st);
+	read_cmdline(s, st);
+	if (hv_read_str(s, "/proc/sys/kernel/osrelease", st->osrelease,
+			sizeof(st->osrelease)) < 0)
+		st->osrelease[0] = '\0';
+	if (hv_exists(s, HV_SYSCTL_HVO)) {
+		st->hvo_supported = true;
+		if (read_u64_req(s, HV_SYSCTL_HVO, &v) < 0)
+			ret = -1;
+		else
+			st->hvo_sysctl = v ? 1 : 0;
+	}
+	e = hv_list_dir(s, HV_HP_DIR, "hugepages-", &names, &n);
+	if (e < 0 && e != -ENOENT) {
+		char full[PATH_MAX];
+
+		hv_path(s, full, sizeof(full), HV_HP_DIR);
+		hv_err("read: %s: %s", full, strerror(-e));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t kb;
+
+		if (parse_size_dir(names[i], &kb) < 0 || kb == 0)
+			continue;
+		if (st->n_pools >= HV_MAX_POOLS)
+			break;
+		st->pools[st->n_pools++].size_kb = kb;
+	}
+	hv_free_names(names);
+	qsort(st->pools, st->n_pools, sizeof(st->pools[0]), cmp_pool);
+	for (size_t i = 0; i < st->n_pools; i++)
+		if (hv_pool_reread(s, st, &st->pools[i]) < 0)
+			ret = -1;
+	read_mounts(s, st);
+	return ret;
+}
+
+struct hv_pool *hv_state_pool(struct hv_state *st, uint64_t size_kb)
+{
+	for (size_t i = 0; i < st->n_pools; i++)
+		if (st->pools[i].size_kb == size_kb)
+			return &st->pools[i];
+	return NULL;
+}
+
+int hv_state_node_index(const struct hv_state *st, int node)
+{
+	for (size_t i = 0; i < st->n_nodes; i++)
+		if (st->nodes[i].id == node)
+			return (int)i;
+	return -1;
+}
+
+static uint64_t vmemmap_bytes(uint64_t size_kb)
+{
+	/* struct pages per huge page * sizeof(struct page) */
+	return hv_mul_sat(size_kb / (HV_BASE_PAGE / 1024), HV_STRUCT_PAGE);
+}
+
+uint64_t hv_expected_freed(uint64_t size_kb)
+{
+	uint64_t vb = vmemmap_bytes(size_kb);
+
+	if (vb <= HV_BASE_PAGE)
+		return 0; /* vmemmap fits in one page: nothing to free */
+	return vb / HV_BASE_PAGE - 1;
+}
+
+uint64_t hv_estimated_pgtable(uint64_t size_kb, uint64_t n)
+{
+	const uint64_t pmd = 2ULL << 20;
+	uint64_t vb = vmemmap_bytes(size_kb), total;
+
+	if (hv_expected_freed(size_kb) == 0 || n == 0)
+		return 0;
+	if (vb >= pmd)
+		return hv_mul_sat(n, vb / pmd);
+	/* Several huge pages share one vmemmap PMD: ceil(n / (pmd / vb)). */
+	total = pmd / vb;
+	return n / total + (n % total ? 1 : 0);
+}
+
+static int64_t saved(uint64_t freed, uint64_t pgtable)
+{
+	uint64_t d;
+
+	if (freed >= pgtable) {
+		d = freed - pgtable;
+		return d > (uint64_t)INT64_MAX / HV_BASE_PAGE ? INT64_MAX :
+			(int64_t)(d * HV_BASE_PAGE);
+	}
+	d = pgtable - freed;
+	return d > (uint64_t)INT64_MAX / HV_BASE_PAGE ? INT64_MIN :
+		-(int64_t)(d * HV_BASE_PAGE);
+}
+
+void hv_pool_savings(const struct hv_state *st, const struct hv_pool *p,
+		     struct hv_savings *sv)
+{
+	memset(sv, 0, sizeof(*sv));
+	if (p->has_counters) {
+		sv->from_kernel = true;
+		sv->optimized = p->optimized;
+		sv->freed = p->freed;
+		sv->pgtable = p->pgtable;
+	} else if (st->hvo_sysctl == 1 && hv_expected_freed(p->size_kb)) {
+		/* Assumes every page was allocated while HVO was on. */
+		sv->optimized = p->total;
+		sv->freed = hv_mul_sat(p->total, hv_expected_freed(p->size_kb));
+		sv->pgtable = hv_estimated_pgtable(p->size_kb, p->total);
+	}
+	sv->saved_bytes = saved(sv->freed, sv->pgtable);
+}
+
+void hv_total_savings(const struct hv_state *st, struct hv_savings *sv)
+{
+	bool all_kernel = st->n_pools > 0;
+
+	memset(sv, 0, sizeof(*sv));
+	for (size_t i = 0; i < st->n_pools; i++) {
+		struct hv_savings p;
+
+		hv_pool_savings(st, &st->pools[i], &p);
+		all_kernel = all_kernel && p.from_kernel;
+		sv->optimized = hv_add_sat(sv->optimized, p.optimized);
+		sv->freed = hv_add_sat(sv->freed, p.freed);
+		sv->pgtable = hv_add_sat(sv->pgtable, p.pgtable);
+	}
+	sv->saved_bytes = saved(sv->freed, sv->pgtable);
+	sv->from_kernel = all_kernel;
+	if (st->has_meminfo_saved) {
+		sv->from_kernel = true;
+		if (st->meminfo_saved_kb > INT64_MAX / 1024)
+			sv->saved_bytes = INT64_MAX;
+		else if (st->meminfo_saved_kb < INT64_MIN / 1024)
+			sv->saved_bytes = INT64_MIN;
+		else
+			sv->saved_bytes = st->meminfo_saved_kb * 1024;
+	}
+}
+
+bool hv_kernel_at_least(const char *release, unsigned major, unsigned minor)
+{
+	unsigned a, b;
+
+	if (!release || sscanf(release, "%u.%u", &a, &b) != 2)
+		return true;
+	return a > major || (a == major && b >= minor);
+}

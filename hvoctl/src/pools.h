@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Everything hvoctl knows about the host, read in one go into one struct. */
+#ifndef HVOCTL_POOLS_H
+#define HVOCTL_POOLS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "size.h"
+#include "sysfs.h"
+
+#define HV_MAX_POOLS 8
+#define HV_MAX_MOUNTS 8
+#define HV_BASE_PAGE 4096ULL
+#define HV_STRUCT_PAGE 64ULL
+
+struct hv_node_pool {
+	int node;
+	uint64_t total, free, surplus;
+	bool has_counters; /* hvokit kernel per-node HVO counters */
+	uint64_t optimized, freed;
+};
+
+struct hv_pool {
+	uint64_t size_kb;
+	uint64_t total, free, resv, surplus, overcommit;
+	bool has_counters; /* hvokit kernel HVO counters for this size */
+	uint64_t optimized, freed, pgtable;
+	size_t n_nodes; /* same order as hv_state.nodes */
+	struct hv_node_pool nodes[HV_MAX_NODES];
+	size_t n_mounts;
+	char mounts[HV_MAX_MOUNTS][1024];
+};
+
+struct hv_node {
+	int id;
+	bool has_memtotal;
+	uint64_t memtotal_kb;
+};
+
+enum { HV_BOOT_ABSENT = -1, HV_BOOT_OFF = 0, HV_BOOT_ON = 1 };
+
+struct hv_state {
+	size_t n_pools; /* largest size first */
+	struct hv_pool pools[HV_MAX_POOLS];
+	size_t n_nodes;
+	struct hv_node nodes[HV_MAX_NODES];
+	bool numa;                /* /sys/devices/system/node exists */
+	uint64_t default_size_kb; /* Hugepagesize: from /proc/meminfo, 0 unknown */
+	bool hvo_supported;       /* vm.hugetlb_optimize_vmemmap exists */
+	int hvo_sysctl;           /* 0/1, -1 when absent */
+	int hvo_boot;             /* HV_BOOT_* from /proc/cmdline */
+	bool has_meminfo_saved;   /* HugetlbVmemmapSaved: present */
+	int64_t meminfo_saved_kb;
+	char osrelease[128];      /* "" if unknown */
+};
+
+#define HV_SYSCTL_HVO "/proc/sys/vm/hugetlb_optimize_vmemmap"
+#define HV_HP_DIR "/sys/kernel/mm/hugepages"
+#define HV_NODE_DIR "/sys/devices/system/node"
+
+/* Read the whole state.  Prints errors; returns 0 or -1. */
+int hv_state_read(const struct hv_sys *s, struct hv_state *st);
+/* Re-read only the counts of one pool (after a reserve). */
+int hv_pool_reread(const struct hv_sys *s, struct hv_state *st, struct hv_pool *p);
+
+struct hv_pool *hv_state_pool(struct hv_state *st, uint64_t size_kb);
+int hv_state_node_index(const struct hv_state *st, int node); /* -1 if not */
+
+/* Vmemmap pages HVO frees per huge page of this size (x86-64: 64-byte
+ * struct page, 4 KiB base pages; keeps one page): 2M -> 7, 1G -> 4095. */
+uint64_t hv_expected_freed(uint64_t size_kb);
+/* Estimated page-table pages for n huge pages: one PTE table per 2 MiB of
+ * vmemmap that is split (1G: 8 per page; 2M: 1 per 64 pages). */
+uint64_t hv_estimated_pgtable(uint64_t size_kb, uint64_t n);
+
+struct hv_savings {
+	bool from_kernel; /* false: estimate */
+	uint64_t optimized, freed, pgtable;
+	int64_t saved_bytes; /* (freed - pgtable) * 4 KiB, saturated */
+};
+void hv_pool_savings(const struct hv_state *st, const struct hv_pool *p,
+		     struct hv_savings *sv);
+/* Whole host: from HugetlbVmemmapSaved when present, else sum of pools. */
+void hv_total_savings(const struct hv_state *st, struct hv_savings *sv);
+
+/* True if the kernel release (e.g. "6.1.0-13-amd64") is >= major.minor.
+ * Unknown releases count as new enough. */
+bool hv_kernel_at_least(const char *release, unsigned major, unsigned minor);
+
+#endif
