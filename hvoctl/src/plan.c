@@ -12,26 +12,25 @@ int hv_share_pages(uint64_t memtotal_kb, uint64_t reserve_bytes,
 {
 	uint64_t reserve_kb = reserve_bytes / 1024 + (reserve_bytes % 1024 ? 1 : 0);
 	uint64_t avail = memtotal_kb > reserve_kb ? memtotal_kb - reserve_kb : 0;
-	uint64_t whole, part, r;
+	uint64_t whole, part, q, r, num, den, extra;
 
 	if (size_kb == 0 || percent > 100)
 		return -ERANGE;
-	/* avail * percent / 100 / size without overflowing avail * percent:
-	 * split avail into whole pages and a remainder. */
+	/*
+	 * floor(avail * percent / 100 / size) without computing avail * percent:
+	 * avail = whole * size + part and whole = q * 100 + r, so the result is
+	 * q * percent + floor((r * percent * size + part * percent) / (100 * size)),
+	 * where the last numerator is below 10100 * size.
+	 */
 	whole = avail / size_kb;
 	part = avail % size_kb;
-	if (!hv_mul(whole, percent, &r))
+	q = whole / 100;
+	r = whole % 100;
+	if (!hv_mul(r * percent, size_kb, &num) || !hv_mul(part, percent, &extra) ||
+	    !hv_add(num, extra, &num) || !hv_mul(100, size_kb, &den))
 		return -ERANGE;
-	/* r/100 pages from whole pages, plus what the remainders add up to:
-	 * (r % 100) * size + part * percent, both < 100 * size. */
-	{
-		uint64_t rem, extra;
-
-		if (!hv_mul(r % 100, size_kb, &rem) || !hv_mul(part, percent, &extra) ||
-		    !hv_add(rem, extra, &rem))
-			return -ERANGE;
-		*pages = r / 100 + rem / 100 / size_kb;
-	}
+	if (!hv_add(q * percent, num / den, pages))
+		return -ERANGE;
 	return 0;
 }
 
