@@ -98,10 +98,7 @@ static void glob_rel(char *buf, size_t n, int si, const char *file)
 
 uint64_t fake_node_total(struct fake *f, int si, int ni)
 {
-	char rel[256];
-
-	node_rel(rel, sizeof(rel), f, si, ni, "nr_hugepages");
-	return fake_u64(f, rel);
+	return f->total[si][ni];
 }
 
 uint64_t fake_total(struct fake *f, int si)
@@ -114,10 +111,7 @@ uint64_t fake_total(struct fake *f, int si)
 
 static uint64_t node_free(struct fake *f, int si, int ni)
 {
-	char rel[256];
-
-	node_rel(rel, sizeof(rel), f, si, ni, "free_hugepages");
-	return fake_u64(f, rel);
+	return f->free[si][ni];
 }
 
 static void recompute(struct fake *f, int si)
@@ -130,6 +124,10 @@ static void recompute(struct fake *f, int si)
 
 		t += nt;
 		fr += node_free(f, si, i);
+		node_rel(rel, sizeof(rel), f, si, i, "nr_hugepages");
+		fake_write(f, rel, "%llu\n", (unsigned long long)nt);
+		node_rel(rel, sizeof(rel), f, si, i, "free_hugepages");
+		fake_write(f, rel, "%llu\n", (unsigned long long)f->free[si][i]);
 		if (f->hvo_counters) {
 			node_rel(rel, sizeof(rel), f, si, i, "vmemmap_optimized_pages");
 			fake_write(f, rel, "%llu\n", (unsigned long long)nt);
@@ -156,12 +154,8 @@ static void recompute(struct fake *f, int si)
 
 void fake_set_node(struct fake *f, int si, int ni, uint64_t total, uint64_t free)
 {
-	char rel[256];
-
-	node_rel(rel, sizeof(rel), f, si, ni, "nr_hugepages");
-	fake_write(f, rel, "%llu\n", (unsigned long long)total);
-	node_rel(rel, sizeof(rel), f, si, ni, "free_hugepages");
-	fake_write(f, rel, "%llu\n", (unsigned long long)free);
+	f->total[si][ni] = total;
+	f->free[si][ni] = free;
 	f->used[si][ni] = total - free;
 	recompute(f, si);
 }
@@ -244,7 +238,6 @@ void fake_free(struct fake *f)
 static void grow_node(struct fake *f, int si, int ni, uint64_t want)
 {
 	uint64_t cur = fake_node_total(f, si, ni), fr = node_free(f, si, ni);
-	char rel[256];
 
 	if (want > cur) {
 		uint64_t add = want - cur;
@@ -263,10 +256,8 @@ static void grow_node(struct fake *f, int si, int ni, uint64_t want)
 		fr -= cur - newt;
 		cur = newt;
 	}
-	node_rel(rel, sizeof(rel), f, si, ni, "nr_hugepages");
-	fake_write(f, rel, "%llu\n", (unsigned long long)cur);
-	node_rel(rel, sizeof(rel), f, si, ni, "free_hugepages");
-	fake_write(f, rel, "%llu\n", (unsigned long long)fr);
+	f->total[si][ni] = cur;
+	f->free[si][ni] = fr;
 }
 
 static int hook(const char *path, const char *value, void *ctx)
@@ -289,7 +280,10 @@ static int hook(const char *path, const char *value, void *ctx)
 				f->avail[si][ni] += f->compact_gain[si][ni];
 		return 0;
 	}
-	if (sscanf(rel, "/sys/devices/system/node/node%d/compact", &ni) == 1) {
+	int end = 0;
+
+	if (sscanf(rel, "/sys/devices/system/node/node%d/compact%n", &ni, &end) == 1 &&
+	    end > 0 && rel[end] == '\0') {
 		f->compactions++;
 		for (int i = 0; i < f->n_nodes; i++)
 			if (f->node_ids[i] == ni)

@@ -24,6 +24,8 @@ struct fake {
 	uint64_t compact_gain[2][FK_MAX_NODES]; /* added to avail per compaction */
 	uint64_t used[2][FK_MAX_NODES];     /* pages in use (not free) */
 	uint64_t resv[2];                   /* global reserved pages */
+	uint64_t total[2][FK_MAX_NODES];    /* kernel's view, files mirror it */
+	uint64_t free[2][FK_MAX_NODES];
 	unsigned writes, compactions;
 };
 
