@@ -524,7 +524,7 @@ static int cmd_verify(struct ctx *x, int argc, char **argv)
 					w, np->freed, want);
 		}
 		if (!problems)
-			fprintf(x->out, "ok: %s pool: %" PRIu64 " pages optimized, %" PRIu64
+			fprintf(x->out, "ok: %s: %" PRIu64 " pages optimized, %" PRIu64
 				" vmemmap pages freed (%" PRIu64 " per page)\n",
 				where(w, sizeof(w), p->size_kb, -1),
 				p->optimized, p->freed, exp);
@@ -614,6 +614,19 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+static const char *opt_name(int ch)
+{
+	static char buf[32];
+
+	for (const struct option *o = long_opts; o->name; o++)
+		if (o->val == ch) {
+			snprintf(buf, sizeof(buf), "--%s", o->name);
+			return buf;
+		}
+	snprintf(buf, sizeof(buf), "-%c", ch);
+	return buf;
+}
+
 static int u_opt(const char *sub, const char *opt, const char *val, uint64_t max,
 		 uint64_t *v)
 {
@@ -641,7 +654,7 @@ static int parse_opts(struct ctx *x, const struct sub *sub, int argc, char **arg
 		if (ch != '?' && ch != ':' && ch != 'R' && ch != 'c' && ch != 'h' &&
 		    (sub ? !strchr(sub->opts, ch) : ch != 'V')) {
 			hv_err("%s: %s is not an option of this command; see hvoctl %s%s--help",
-			       name, argv[optind - 1], sub ? name : "", sub ? " " : "");
+			       name, opt_name(ch), sub ? name : "", sub ? " " : "");
 			return -1;
 		}
 		switch (ch) {
@@ -674,6 +687,12 @@ static int parse_opts(struct ctx *x, const struct sub *sub, int argc, char **arg
 		case 'k': x->kver = optarg; break;
 		case 'o': x->output = optarg; break;
 		default:
+			if (optind > 0 && optind <= argc && argv[optind - 1][0] == '-' &&
+			    argv[optind - 1][1] >= '0' && argv[optind - 1][1] <= '9') {
+				hv_err("%s: '%s': negative numbers are not accepted; "
+				       "expected a number >= 0", name, argv[optind - 1]);
+				return -1;
+			}
 			hv_err("%s: %s: unknown option or missing value; see hvoctl %s%s--help",
 			       name, argv[optind - 1], sub ? name : "", sub ? " " : "");
 			return -1;
