@@ -232,11 +232,14 @@ int hv_list_dir(const struct hv_sys *s, const char *rel, const char *prefix,
 			v = nv;
 			cap = ncap;
 		}
-		v[n] = strdup(de->d_name);
-		if (!v[n])
-			goto oom;
-		n++;
-		v[n] = NULL;
+		{
+			char *dup = strdup(de->d_name);
+
+			if (!dup)
+				goto oom;
+			v[n++] = dup;
+			v[n] = NULL;
+		}
 	}
 	closedir(d);
 	if (!v) {
