@@ -82,10 +82,8 @@ hvokit_early() (
         fi
     done < "$out"
 
+    # hvoctl printed each change (HVO, each pool) itself; one verdict line.
     hvo_after=$(cat "$sysctl" 2>/dev/null || echo unsupported)
-    if [ "$hvo_before" != "$hvo_after" ]; then
-        kmsg 5 "HVO: vm.hugetlb_optimize_vmemmap $hvo_before -> $hvo_after"
-    fi
     case $rc in
     0) kmsg 5 "done: HVO=$hvo_after, 1G pool: $(pool_1g)" ;;
     2) kmsg 3 "ERROR: pools only partly reserved (hvoctl exit 2): HVO=$hvo_after, 1G pool: $(pool_1g); hvokit.service tops up later, the boot goes on" ;;
