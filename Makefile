@@ -12,7 +12,8 @@ KBUILD     = kernel/scripts/kbuild
 KBUILD_OUT = $(HVOKIT_CACHE)/build-$(FLAVOR)
 TREE       = $(HVOKIT_CACHE)/tree
 BOOT       = $(MAKE) -C nested-test/boot HVOKIT_CACHE=$(HVOKIT_CACHE) \
-		TREE=$(TREE) KBUILD_OUT=$(HVOKIT_CACHE)/build-test
+		TREE=$(TREE) KBUILD_OUT=$(HVOKIT_CACHE)/build-test \
+		HVOCTL=$(CURDIR)/hvoctl/hvoctl
 
 DEB_PACKAGES = build-essential bc bison flex libssl-dev libelf-dev dwarves \
 	ccache cpio kmod rsync xz-utils debhelper fakeroot dpkg-dev \
@@ -41,18 +42,24 @@ hvoctl:
 	$(MAKE) -C hvoctl
 
 # The savings proof: boot the test kernel off/on/runtime/shrink, print the table.
-proof:
+proof: hvoctl
 	$(KBUILD) build test
 	$(BOOT) check
+
+# What HVO costs when pools change, stock kernel against ours (not a test).
+bench:
+	PATCHED=0 $(KBUILD) build test
+	$(KBUILD) build test
+	$(MAKE) -C nested-test/bench HVOKIT_CACHE=$(HVOKIT_CACHE)
 
 check:
 	scripts/check \
 		"kernel=kernel/scripts/kcheck" \
 		"hvoctl=$(MAKE) -C hvoctl check" \
-		"boot=$(KBUILD) build test && $(BOOT) clean check"
+		"boot=$(MAKE) hvoctl && $(KBUILD) build test && $(BOOT) clean check"
 
 clean:
 	rm -rf out
 	$(MAKE) -C hvoctl clean
 
-.PHONY: all deps kernel kernel-deb hvoctl proof check clean
+.PHONY: all deps kernel kernel-deb hvoctl proof bench check clean

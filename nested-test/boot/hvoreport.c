@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <json-c/json.h>
 
 #define MAX_VALUES	512
 #define KIB_PER_PAGE	4L
@@ -32,6 +33,8 @@ struct value {
 
 static struct value values[MAX_VALUES];
 static int nr_values, passed, failed;
+/* "hvoctl status --json" as printed in the boot-on guest */
+static struct json_object *hvoctl_status;
 
 static void result(bool ok, const char *name, const char *fmt, ...)
 {
@@ -72,7 +75,8 @@ static long need(const char *scenario, const char *key)
 static void read_console(const char *scenario, const char *path)
 {
 	FILE *f = fopen(path, "re");
-	char line[4096], name[256];
+	static char line[65536];
+	char name[256];
 	bool ended = false;
 
 	if (!f) {
@@ -98,6 +102,12 @@ static void read_console(const char *scenario, const char *path)
 			val = &values[nr_values];
 			if (sscanf(p + 6, "%31s %95s %ld", val->scenario, val->key, &val->v) == 3)
 				nr_values++;
+		} else if (!strncmp(p, "json hvoctl-status ", 19)) {
+			if (hvoctl_status)
+				json_object_put(hvoctl_status);
+			hvoctl_status = json_tokener_parse(p + 19);
+			result(hvoctl_status != NULL, "hvoctl-status-json-parses",
+			       "%zu bytes of JSON", strlen(p + 19));
 		} else if (!strncmp(p, "end ", 4)) {
 			ended = true;
 		}
@@ -171,6 +181,79 @@ static void report(const char *outdir, struct row *rows, int n,
 	}
 }
 
+static long json_long(struct json_object *o, const char *a, const char *b)
+{
+	struct json_object *x;
+
+	if (b) {
+		if (!json_object_object_get_ex(o, a, &o))
+			return LONG_MIN;
+		a = b;
+	}
+	if (!json_object_object_get_ex(o, a, &x) || !json_object_is_type(x, json_type_int))
+		return LONG_MIN;
+	return json_object_get_int64(x);
+}
+
+/* hvoctl must show, as the kernel's own figures, what the probe read. */
+static void check_hvoctl_status(void)
+{
+	static const long sizes[] = { 1048576, 2048 };
+	struct json_object *pools, *pool, *hvo, *src;
+	char key[64], name[96];
+	size_t i, j;
+
+	if (!hvoctl_status) {
+		result(false, "hvoctl-status", "boot-on printed no hvoctl status --json");
+		return;
+	}
+	if (!json_object_object_get_ex(hvoctl_status, "pools", &pools)) {
+		result(false, "hvoctl-status", "no \"pools\" array");
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		pool = NULL;
+		for (j = 0; j < json_object_array_length(pools); j++) {
+			struct json_object *p = json_object_array_get_idx(pools, j);
+
+			if (json_long(p, "size_kb", NULL) == sizes[i])
+				pool = p;
+		}
+		snprintf(name, sizeof(name), "hvoctl-status/%ldkB", sizes[i]);
+		if (!pool || !json_object_object_get_ex(pool, "hvo", &hvo)) {
+			result(false, name, "pool missing in hvoctl's JSON");
+			continue;
+		}
+		src = json_object_object_get(hvo, "source");
+		result(src && !strcmp(json_object_get_string(src), "kernel"),
+		       strcat(name, ".source"), "hvoctl reads the kernel counters (source %s)",
+		       src ? json_object_get_string(src) : "missing");
+		snprintf(key, sizeof(key), "grown.%ld.nr", sizes[i]);
+		snprintf(name, sizeof(name), "hvoctl-status/%ldkB.total", sizes[i]);
+		result(json_long(pool, "total", NULL) == need("boot-on", key), name,
+		       "hvoctl %ld, sysfs %ld", json_long(pool, "total", NULL), need("boot-on", key));
+		snprintf(key, sizeof(key), "grown.%ld.optimized", sizes[i]);
+		snprintf(name, sizeof(name), "hvoctl-status/%ldkB.optimized", sizes[i]);
+		result(json_long(hvo, "optimized_pages", NULL) == need("boot-on", key), name,
+		       "hvoctl %ld, sysfs %ld", json_long(hvo, "optimized_pages", NULL),
+		       need("boot-on", key));
+		snprintf(key, sizeof(key), "grown.%ld.freed", sizes[i]);
+		snprintf(name, sizeof(name), "hvoctl-status/%ldkB.freed", sizes[i]);
+		result(json_long(hvo, "freed_pages", NULL) == need("boot-on", key), name,
+		       "hvoctl %ld, sysfs %ld", json_long(hvo, "freed_pages", NULL),
+		       need("boot-on", key));
+		snprintf(key, sizeof(key), "grown.%ld.pgtables", sizes[i]);
+		snprintf(name, sizeof(name), "hvoctl-status/%ldkB.pgtables", sizes[i]);
+		result(json_long(hvo, "pgtable_pages", NULL) == need("boot-on", key), name,
+		       "hvoctl %ld, sysfs %ld", json_long(hvo, "pgtable_pages", NULL),
+		       need("boot-on", key));
+	}
+	result(json_long(hvoctl_status, "meminfo_saved_kb", NULL) ==
+	       need("boot-on", "grown.HugetlbVmemmapSaved"), "hvoctl-status/meminfo_saved_kb",
+	       "hvoctl %ld, /proc/meminfo %ld", json_long(hvoctl_status, "meminfo_saved_kb", NULL),
+	       need("boot-on", "grown.HugetlbVmemmapSaved"));
+}
+
 static void compare_off_on(const char *outdir)
 {
 	long on_total, off_total, freed_1g, pgt_1g, freed_2m, pgt_2m, d_on, d_off;
@@ -228,6 +311,8 @@ int main(int argc, char **argv)
 		read_console(argv[i], eq + 1);
 	}
 	compare_off_on(argv[1]);
+	if (getenv("HVOREPORT_HVOCTL"))
+		check_hvoctl_status();
 	printf("boot: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
