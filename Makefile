@@ -19,7 +19,8 @@ DEB_PACKAGES = build-essential bc bison flex libssl-dev libelf-dev dwarves \
 	ccache cpio kmod rsync xz-utils debhelper fakeroot dpkg-dev \
 	linux-source-6.1 linux-config-6.1 \
 	qemu-system-x86 busybox-static \
-	libcmocka-dev libxml2-dev libjson-c-dev pkg-config man-db python3
+	libcmocka-dev libxml2-dev libjson-c-dev pkg-config man-db python3 \
+	$(shell cat packaging/DEPS)
 
 all: proof
 
@@ -37,6 +38,11 @@ kernel:
 
 kernel-deb:
 	$(KBUILD) deb $(FLAVOR)
+
+# The kit package and the kernel packages, side by side in out/deb.
+deb:
+	$(KBUILD) deb $(FLAVOR)
+	$(MAKE) -C packaging deb KERNEL_DEBS="$$(ls -1t $(HVOKIT_CACHE)/linux-image-*hvokit*.deb | grep -v -- -dbg_ | head -n 1)"
 
 hvoctl:
 	$(MAKE) -C hvoctl
@@ -56,10 +62,11 @@ check:
 	scripts/check \
 		"kernel=kernel/scripts/kcheck" \
 		"hvoctl=$(MAKE) -C hvoctl check" \
-		"boot=$(MAKE) hvoctl && $(KBUILD) build test && $(BOOT) clean check"
+		"boot=$(MAKE) hvoctl && $(KBUILD) build test && $(BOOT) clean check" \
+		"packaging=$(KBUILD) build test && $(MAKE) -C packaging check"
 
 clean:
 	rm -rf out
 	$(MAKE) -C hvoctl clean
 
-.PHONY: all deps kernel kernel-deb hvoctl proof bench check clean
+.PHONY: all deps kernel kernel-deb deb hvoctl proof bench check clean
