@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "cmd.h"
 #include "config.h"
+#include "hook.h"
 #include "output.h"
 #include "plan.h"
 #include "pools.h"
@@ -27,6 +29,8 @@ struct ctx {
 	const char *kver;
 	const char *output;
 	int node; /* -1: none */
+	const char *rundir, *libvirt_rundir, *xml_file;
+	long lock_timeout_ms; /* -1: default */
 };
 
 static const char usage_main[] =
@@ -41,6 +45,7 @@ static const char usage_main[] =
 	"  cmdline   kernel parameters that realise the config at boot\n"
 	"  metrics   the status figures in Prometheus text format\n"
 	"  verify    exit 0 only if HVO is in effect for the configured pools\n"
+	"  libvirt-hook  libvirt qemu hook: size pools for guests with huge pages\n"
 	"\n"
 	"Options:\n"
 	"  --sysroot DIR   read and write sysfs/procfs below DIR (also HVOCTL_SYSROOT)\n"
@@ -57,6 +62,8 @@ static const struct sub {
 	const char *usage;
 	int (*run)(struct ctx *, int, char **);
 } *find_sub(const char *name);
+
+static int cmd_libvirt_hook(struct ctx *x, int argc, char **argv);
 
 /* ---------- helpers ---------- */
 
@@ -588,7 +595,45 @@ static const struct sub subs[] = {
 	  "POOL_ keys, for every non-empty pool): vm.hugetlb_optimize_vmemmap is 1\n"
 	  "and the kernel counters show every page optimized with the expected\n"
 	  "number of vmemmap pages freed.  Otherwise print each problem, exit 3.\n", cmd_verify },
+	{ "libvirt-hook", "DXTLrCd",
+	  "Usage: hvoctl libvirt-hook [OPTIONS] -- DOMAIN OPERATION SUB-OP EXTRA\n\n"
+	  "libvirt qemu hook (hooks/qemu.d/), domain XML on standard input.\n"
+	  "prepare grows the huge page pools a guest needs (exit non-zero and\n"
+	  "restore the pools if they cannot grow enough), started and reconnect\n"
+	  "update the ledger, release gives back what the start added.  Other\n"
+	  "operations do nothing.  Never writes to standard output.\n\n"
+	  "  --rundir DIR          ledger and lock (default " HV_HOOK_RUNDIR ",\n"
+	  "                        also HVOCTL_RUNDIR)\n"
+	  "  --libvirt-rundir DIR  libvirt's status files (default " HV_HOOK_LIBVIRT_RUNDIR ",\n"
+	  "                        also HVOCTL_LIBVIRT_RUNDIR)\n"
+	  "  --xml FILE            read the domain XML from FILE, not standard input\n"
+	  "  --lock-timeout SEC    wait at most SEC for the lock (default 30,\n"
+	  "                        also HVOCTL_LOCK_TIMEOUT)\n"
+	  "  --retries N, --no-compact, --retry-delay MS   as for reserve\n\n"
+	  "Decisions are logged to syslog (or appended to $HVOCTL_HOOK_LOG).\n", cmd_libvirt_hook },
 };
+
+static int cmd_libvirt_hook(struct ctx *x, int argc, char **argv)
+{
+	struct hv_hook_opts o = {
+		.rundir = x->rundir, .libvirt_rundir = x->libvirt_rundir,
+		.xml_file = x->xml_file, .config = x->config,
+		.lock_timeout_ms = x->lock_timeout_ms, .ropts = x->ropts,
+	};
+
+	if (x->out == stdout) {
+		/* Whatever reaches stdout would replace the domain XML at
+		 * migrate/restore: make that impossible. */
+		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		fflush(stdout);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			close(fd);
+		}
+	}
+	return hv_libvirt_hook(&x->sys, &o, argc, argv);
+}
 
 static const struct sub *find_sub(const char *name)
 {
@@ -611,6 +656,10 @@ static const struct option long_opts[] = {
 	{ "dry-run", no_argument, NULL, 'N' },
 	{ "kernel", required_argument, NULL, 'k' },
 	{ "output", required_argument, NULL, 'o' },
+	{ "rundir", required_argument, NULL, 'D' },
+	{ "xml", required_argument, NULL, 'X' },
+	{ "lock-timeout", required_argument, NULL, 'T' },
+	{ "libvirt-rundir", required_argument, NULL, 'L' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -686,6 +735,14 @@ static int parse_opts(struct ctx *x, const struct sub *sub, int argc, char **arg
 		case 'N': x->dry_run = true; break;
 		case 'k': x->kver = optarg; break;
 		case 'o': x->output = optarg; break;
+		case 'D': x->rundir = optarg; break;
+		case 'X': x->xml_file = optarg; break;
+		case 'L': x->libvirt_rundir = optarg; break;
+		case 'T':
+			if (u_opt(name, "lock-timeout", optarg, 3600, &v) < 0)
+				return -1;
+			x->lock_timeout_ms = (long)v * 1000;
+			break;
 		default:
 			if (optind > 0 && optind <= argc && argv[optind - 1][0] == '-' &&
 			    argv[optind - 1][1] >= '0' && argv[optind - 1][1] <= '9') {
@@ -703,7 +760,7 @@ static int parse_opts(struct ctx *x, const struct sub *sub, int argc, char **arg
 
 int hv_main(int argc, char **argv, FILE *out)
 {
-	struct ctx x = { .out = out, .node = -1,
+	struct ctx x = { .out = out, .node = -1, .lock_timeout_ms = -1,
 			 .ropts = HV_RESERVE_OPTS_DEFAULT };
 	const struct sub *sub;
 	int r, e;
@@ -718,7 +775,7 @@ int hv_main(int argc, char **argv, FILE *out)
 	sub = find_sub(argv[optind]);
 	if (!sub) {
 		hv_err("'%s' is not a command; expected status, reserve, apply, cmdline, "
-		       "metrics or verify (see hvoctl --help)", argv[optind]);
+		       "metrics, verify or libvirt-hook (see hvoctl --help)", argv[optind]);
 		return HV_EXIT_ERROR;
 	}
 	x.sub = sub->name;

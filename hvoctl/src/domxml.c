@@ -1,0 +1,996 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libvirt domain XML -> huge page demand.  See domxml.h.
+ *
+ * Hardening: the input is size-limited before parsing; any markup
+ * declaration other than comments and CDATA ("<!DOCTYPE", "<!ENTITY", ...)
+ * is refused before libxml2 sees it, and documents with a DTD are refused
+ * after parsing as well; XML_PARSE_NONET, no DTD loading, no entity
+ * substitution, libxml2's default depth and size limits (no XML_PARSE_HUGE),
+ * errors are collected, never printed.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+
+#include "domxml.h"
+#include "util.h"
+
+/* ---------- node sets ---------- */
+
+bool hv_nodeset_has(const struct hv_nodeset *ns, int id)
+{
+	if (id < 0 || id > HV_MAX_NODE_ID)
+		return false;
+	return (ns->w[id / 64] >> (id % 64)) & 1;
+}
+
+void hv_nodeset_add(struct hv_nodeset *ns, int id)
+{
+	if (id >= 0 && id <= HV_MAX_NODE_ID)
+		ns->w[id / 64] |= 1ULL << (id % 64);
+}
+
+static void nodeset_del(struct hv_nodeset *ns, int id)
+{
+	if (id >= 0 && id <= HV_MAX_NODE_ID)
+		ns->w[id / 64] &= ~(1ULL << (id % 64));
+}
+
+bool hv_nodeset_empty(const struct hv_nodeset *ns)
+{
+	for (size_t i = 0; i < HV_NODESET_WORDS; i++)
+		if (ns->w[i])
+			return false;
+	return true;
+}
+
+bool hv_nodeset_equal(const struct hv_nodeset *a, const struct hv_nodeset *b)
+{
+	return memcmp(a->w, b->w, sizeof(a->w)) == 0;
+}
+
+static bool nodeset_overlap(const struct hv_nodeset *a, const struct hv_nodeset *b)
+{
+	for (size_t i = 0; i < HV_NODESET_WORDS; i++)
+		if (a->w[i] & b->w[i])
+			return true;
+	return false;
+}
+
+void hv_nodeset_format(const struct hv_nodeset *ns, char *buf, size_t n)
+{
+	size_t len = 0;
+	bool first = true;
+
+	if (n == 0)
+		return;
+	buf[0] = '\0';
+	if (hv_nodeset_empty(ns)) {
+		snprintf(buf, n, "any");
+		return;
+	}
+	for (int i = 0; i <= HV_MAX_NODE_ID; i++) {
+		int j = i;
+		int r;
+
+		if (!hv_nodeset_has(ns, i))
+			continue;
+		while (j + 1 <= HV_MAX_NODE_ID && hv_nodeset_has(ns, j + 1))
+			j++;
+		if (j == i)
+			r = snprintf(buf + len, n - len, "%s%d", first ? "" : ",", i);
+		else
+			r = snprintf(buf + len, n - len, "%s%d-%d", first ? "" : ",", i, j);
+		if (r < 0 || (size_t)r >= n - len) {
+			if (n >= 4)
+				memcpy(buf + n - 4, "...", 4);
+			return;
+		}
+		len += (size_t)r;
+		first = false;
+		i = j;
+	}
+}
+
+static const char *skip_blank(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+static int node_num(const char **pp, int *v)
+{
+	const char *p = *pp;
+	long n = 0;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	while (isdigit((unsigned char)*p)) {
+		n = n * 10 + (*p - '0');
+		if (n > HV_MAX_NODE_ID)
+			return -ERANGE;
+		p++;
+	}
+	*pp = p;
+	*v = (int)n;
+	return 0;
+}
+
+int hv_nodeset_parse(const char *s, struct hv_nodeset *ns)
+{
+	const char *p = s;
+	int e;
+
+	memset(ns, 0, sizeof(*ns));
+	if (!s)
+		return -EINVAL;
+	for (;;) {
+		bool neg = false;
+		int a, b;
+
+		p = skip_blank(p);
+		if (*p == '^') {
+			neg = true;
+			p++;
+		}
+		if ((e = node_num(&p, &a)) < 0)
+			return e;
+		b = a;
+		if (!neg && *p == '-') {
+			p++;
+			if ((e = node_num(&p, &b)) < 0)
+				return e;
+			if (b < a)
+				return -EINVAL;
+		}
+		for (int i = a; i <= b; i++) {
+			if (neg)
+				nodeset_del(ns, i);
+			else
+				hv_nodeset_add(ns, i);
+		}
+		p = skip_blank(p);
+		if (*p == '\0')
+			break;
+		if (*p != ',')
+			return -EINVAL;
+		p++;
+	}
+	return hv_nodeset_empty(ns) ? -EINVAL : 0;
+}
+
+/* ---------- numbers ---------- */
+
+int hv_dom_scale(const char *num, const char *unit, uint64_t default_scale,
+		 uint64_t *bytes)
+{
+	uint64_t v, scale = 1, base;
+	int e;
+
+	e = hv_parse_u64(num, &v);
+	if (e < 0)
+		return e;
+	if (!unit || !*unit) {
+		scale = default_scale;
+	} else if (!strcasecmp(unit, "b") || !strcasecmp(unit, "byte") ||
+		   !strcasecmp(unit, "bytes")) {
+		scale = 1;
+	} else {
+		unsigned shift;
+
+		if (!unit[1] || !strcasecmp(unit + 1, "iB"))
+			base = 1024;
+		else if ((unit[1] == 'b' || unit[1] == 'B') && !unit[2])
+			base = 1000;
+		else
+			return -EINVAL;
+		switch (tolower((unsigned char)unit[0])) {
+		case 'k': shift = 1; break;
+		case 'm': shift = 2; break;
+		case 'g': shift = 3; break;
+		case 't': shift = 4; break;
+		case 'p': shift = 5; break;
+		case 'e': shift = 6; break;
+		default: return -EINVAL;
+		}
+		while (shift--)
+			scale *= base;
+	}
+	if (!hv_mul(v, scale, bytes))
+		return -ERANGE;
+	return 0;
+}
+
+int hv_uuid_canon(const char *in, char out[37])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char b[16];
+	size_t nd = 0;
+	const char *p = skip_blank(in);
+
+	for (; *p; p++) {
+		int v;
+
+		if (*p == '-')
+			continue;
+		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') {
+			if (*skip_blank(p) != '\0')
+				return -EINVAL;
+			break;
+		}
+		if (*p >= '0' && *p <= '9')
+			v = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			v = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			v = *p - 'A' + 10;
+		else
+			return -EINVAL;
+		if (nd >= 32)
+			return -EINVAL;
+		if (nd % 2 == 0)
+			b[nd / 2] = (unsigned char)(v << 4);
+		else
+			b[nd / 2] |= (unsigned char)v;
+		nd++;
+	}
+	if (nd != 32)
+		return -EINVAL;
+	for (size_t i = 0, o = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[b[i] >> 4];
+		out[o++] = hex[b[i] & 15];
+	}
+	out[36] = '\0';
+	return 0;
+}
+
+/* ---------- the parse ---------- */
+
+struct page {
+	uint64_t size_kb; /* 4: normal memory */
+	bool has_nodeset;
+	struct hv_nodeset cells;
+};
+
+struct tune {
+	bool set;
+	bool strict;
+	struct hv_nodeset nodes;
+};
+
+struct cell {
+	int id;
+	uint64_t bytes;
+	struct tune tune; /* memnode */
+};
+
+struct st {
+	char *err;
+	size_t errlen;
+	uint64_t default_kb;
+	struct hv_demand *d;
+	xmlNode *memory, *hugepages, *numa, *numatune, *devices;
+	size_t n_pages;
+	struct page pages[HV_DOM_MAX_DEMANDS];
+	int default_page; /* index or -1 */
+	size_t n_cells;
+	struct cell cells[HV_DOM_MAX_CELLS];
+	bool implicit_cell;
+	struct tune global;
+};
+
+static int fail(struct st *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct st *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err, s->errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static bool is_el(const xmlNode *n, const char *name)
+{
+	return n->type == XML_ELEMENT_NODE && n->ns == NULL &&
+	       !strcmp((const char *)n->name, name);
+}
+
+/* Message-safe copy: printable ASCII only, at most n-1 bytes. */
+static void safe_copy(char *dst, size_t n, const char *src)
+{
+	size_t o = 0;
+
+	for (; src && *src && o + 1 < n; src++)
+		dst[o++] = (*src >= 0x20 && *src < 0x7f) ? *src : '?';
+	dst[o] = '\0';
+}
+
+void hv_dom_safe_name(const char *name, char *out, size_t n)
+{
+	safe_copy(out, n, name);
+}
+
+/* Trimmed text content (malloc'ed) or NULL on OOM. */
+static char *text_of(xmlNode *n)
+{
+	xmlChar *c = xmlNodeGetContent(n);
+	char *t, *start, *end;
+
+	if (!c)
+		return strdup("");
+	start = (char *)c;
+	while (*start && strchr(" \t\r\n", *start))
+		start++;
+	end = start + strlen(start);
+	while (end > start && strchr(" \t\r\n", end[-1]))
+		end--;
+	t = strndup(start, (size_t)(end - start));
+	xmlFree(c);
+	return t;
+}
+
+static char *attr(xmlNode *n, const char *name)
+{
+	return (char *)xmlGetNoNsProp(n, (const xmlChar *)name);
+}
+
+static int scaled(struct st *s, const char *what, const char *num, const char *unit,
+		  uint64_t *bytes)
+{
+	char u[64], v[64];
+	int e = hv_dom_scale(num, unit, 1024, bytes);
+
+	if (e == 0)
+		return 0;
+	safe_copy(v, sizeof(v), num);
+	safe_copy(u, sizeof(u), unit ? unit : "");
+	if (e == -ERANGE)
+		return fail(s, "%s: '%s %s' is too large", what, v, u);
+	if (hv_parse_u64(num, &(uint64_t){ 0 }) < 0)
+		return fail(s, "%s: '%s' is not a non-negative whole number", what, v);
+	return fail(s, "%s: unit '%s' is not one libvirt accepts "
+		    "(b, bytes, KB, k, KiB, MB, M, MiB, GB, G, GiB, TB, T, TiB, "
+		    "PB, P, PiB, EB, E, EiB)", what, u);
+}
+
+/* Element text as a scaled value, unit attribute "unit", default KiB. */
+static int elem_scaled(struct st *s, const char *what, xmlNode *n, uint64_t *bytes)
+{
+	char *t = text_of(n), *u = attr(n, "unit");
+	int r;
+
+	if (!t)
+		r = fail(s, "out of memory");
+	else
+		r = scaled(s, what, t, u, bytes);
+	free(t);
+	xmlFree(u);
+	return r;
+}
+
+static int nodeset_attr(struct st *s, const char *what, const char *val,
+			struct hv_nodeset *ns)
+{
+	char v[64];
+	int e = hv_nodeset_parse(val, ns);
+
+	if (e == 0)
+		return 0;
+	safe_copy(v, sizeof(v), val);
+	if (e == -ERANGE)
+		return fail(s, "%s: '%s': node id above %d", what, v, HV_MAX_NODE_ID);
+	return fail(s, "%s: '%s' is not a node set (e.g. 0-3,^2)", what, v);
+}
+
+static int page_size(struct st *s, const char *what, const char *num,
+		     const char *unit, uint64_t *kb)
+{
+	uint64_t b;
+
+	if (!num)
+		return fail(s, "%s: no size", what);
+	if (scaled(s, what, num, unit, &b) < 0)
+		return -1;
+	if (b < 4096 || (b & (b - 1)) != 0)
+		return fail(s, "%s: %llu bytes is not a page size (a power of two, "
+			    "at least 4 KiB)", what, (unsigned long long)b);
+	*kb = b / 1024;
+	return 0;
+}
+
+static int parse_pages(struct st *s)
+{
+	s->default_page = -1;
+	for (xmlNode *n = s->hugepages->children; n; n = n->next) {
+		struct page *p;
+		char *sz, *unit, *ns;
+		int r = 0;
+
+		if (!is_el(n, "page"))
+			continue;
+		if (s->n_pages >= HV_DOM_MAX_DEMANDS)
+			return fail(s, "<hugepages>: more than %d <page> elements",
+				    HV_DOM_MAX_DEMANDS);
+		p = &s->pages[s->n_pages];
+		sz = attr(n, "size");
+		unit = attr(n, "unit");
+		ns = attr(n, "nodeset");
+		r = page_size(s, "<hugepages><page size>", sz, unit, &p->size_kb);
+		if (r == 0 && ns) {
+			p->has_nodeset = true;
+			r = nodeset_attr(s, "<hugepages><page nodeset>", ns, &p->cells);
+		}
+		xmlFree(sz);
+		xmlFree(unit);
+		xmlFree(ns);
+		if (r < 0)
+			return -1;
+		if (!p->has_nodeset) {
+			if (s->default_page >= 0)
+				return fail(s, "<hugepages>: more than one <page> without nodeset");
+			s->default_page = (int)s->n_pages;
+		}
+		for (size_t i = 0; i < s->n_pages; i++)
+			if (s->pages[i].has_nodeset && p->has_nodeset &&
+			    nodeset_overlap(&s->pages[i].cells, &p->cells))
+				return fail(s, "<hugepages>: <page> nodesets overlap");
+		s->n_pages++;
+	}
+	if (s->n_pages == 0) {
+		if (s->default_kb == 0)
+			return fail(s, "<hugepages/> without <page>: the host's default "
+				    "huge page size is unknown");
+		s->pages[0].size_kb = s->default_kb;
+		s->default_page = 0;
+		s->n_pages = 1;
+	}
+	return 0;
+}
+
+static int parse_cells(struct st *s)
+{
+	size_t idx = 0;
+
+	for (xmlNode *n = s->numa->children; n; n = n->next) {
+		struct cell *c;
+		char *id, *mem, *unit;
+		int r = 0;
+
+		if (!is_el(n, "cell"))
+			continue;
+		if (s->n_cells >= HV_DOM_MAX_CELLS)
+			return fail(s, "<numa>: more than %d cells", HV_DOM_MAX_CELLS);
+		c = &s->cells[s->n_cells];
+		id = attr(n, "id");
+		mem = attr(n, "memory");
+		unit = attr(n, "unit");
+		c->id = (int)idx;
+		if (id) {
+			uint64_t v = 0;
+
+			if (hv_parse_u64(id, &v) < 0 || v > HV_MAX_NODE_ID)
+				r = fail(s, "<numa><cell>: id is not a number from 0 to %d",
+					 HV_MAX_NODE_ID);
+			c->id = (int)v;
+		}
+		if (r == 0 && !mem)
+			r = fail(s, "<numa><cell id='%d'>: no memory attribute", c->id);
+		if (r == 0)
+			r = scaled(s, "<numa><cell memory>", mem, unit, &c->bytes);
+		xmlFree(id);
+		xmlFree(mem);
+		xmlFree(unit);
+		if (r < 0)
+			return -1;
+		for (size_t i = 0; i < s->n_cells; i++)
+			if (s->cells[i].id == c->id)
+				return fail(s, "<numa>: cell id %d given twice", c->id);
+		s->n_cells++;
+		idx++;
+	}
+	return 0;
+}
+
+static int parse_mode(struct st *s, const char *what, const char *mode, bool *strict)
+{
+	char v[64];
+
+	if (!mode || !strcmp(mode, "strict") || !strcmp(mode, "restrictive")) {
+		*strict = true;
+		return 0;
+	}
+	if (!strcmp(mode, "preferred") || !strcmp(mode, "interleave")) {
+		*strict = false;
+		return 0;
+	}
+	safe_copy(v, sizeof(v), mode);
+	return fail(s, "%s: mode '%s' is not strict, restrictive, preferred or "
+		    "interleave", what, v);
+}
+
+static struct cell *find_cell(struct st *s, int id)
+{
+	for (size_t i = 0; i < s->n_cells; i++)
+		if (s->cells[i].id == id)
+			return &s->cells[i];
+	return NULL;
+}
+
+static int parse_numatune(struct st *s)
+{
+	bool seen_memory = false;
+
+	for (xmlNode *n = s->numatune->children; n; n = n->next) {
+		char *mode, *ns, *pl, *cid;
+		int r = 0;
+
+		if (is_el(n, "memory")) {
+			if (seen_memory)
+				return fail(s, "<numatune>: more than one <memory>");
+			seen_memory = true;
+			mode = attr(n, "mode");
+			ns = attr(n, "nodeset");
+			pl = attr(n, "placement");
+			r = parse_mode(s, "<numatune><memory>", mode, &s->global.strict);
+			if (r == 0 && pl && strcmp(pl, "static")) {
+				if (!strcmp(pl, "auto"))
+					r = fail(s, "<numatune><memory placement='auto'>: numad "
+						 "picks the nodes when the guest starts; hvokit "
+						 "cannot size pools for it (use a static nodeset)");
+				else
+					r = fail(s, "<numatune><memory>: placement is not "
+						 "static or auto");
+			}
+			if (r == 0 && !ns)
+				r = fail(s, "<numatune><memory>: no nodeset");
+			if (r == 0)
+				r = nodeset_attr(s, "<numatune><memory nodeset>", ns,
+						 &s->global.nodes);
+			s->global.set = true;
+			xmlFree(mode);
+			xmlFree(ns);
+			xmlFree(pl);
+			if (r < 0)
+				return -1;
+		} else if (is_el(n, "memnode")) {
+			struct cell *c = NULL;
+			uint64_t v = 0;
+
+			mode = attr(n, "mode");
+			ns = attr(n, "nodeset");
+			cid = attr(n, "cellid");
+			if (!cid || hv_parse_u64(cid, &v) < 0 || v > HV_MAX_NODE_ID)
+				r = fail(s, "<numatune><memnode>: cellid is not a number "
+					 "from 0 to %d", HV_MAX_NODE_ID);
+			if (r == 0 && !(c = find_cell(s, (int)v)))
+				r = fail(s, "<numatune><memnode cellid='%llu'>: no such guest "
+					 "NUMA cell", (unsigned long long)v);
+			if (r == 0 && c->tune.set)
+				r = fail(s, "<numatune>: memnode cellid %d given twice", c->id);
+			if (r == 0)
+				r = parse_mode(s, "<numatune><memnode>", mode, &c->tune.strict);
+			if (r == 0 && !ns)
+				r = fail(s, "<numatune><memnode cellid='%d'>: no nodeset", c->id);
+			if (r == 0)
+				r = nodeset_attr(s, "<numatune><memnode nodeset>", ns,
+						 &c->tune.nodes);
+			if (r == 0)
+				c->tune.set = true;
+			xmlFree(mode);
+			xmlFree(ns);
+			xmlFree(cid);
+			if (r < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* The huge page size backing guest cell id (4 = normal memory). */
+static uint64_t cell_page(struct st *s, int id)
+{
+	for (size_t i = 0; i < s->n_pages; i++)
+		if (s->pages[i].has_nodeset && hv_nodeset_has(&s->pages[i].cells, id))
+			return s->pages[i].size_kb;
+	if (s->default_page >= 0)
+		return s->pages[s->default_page].size_kb;
+	return 4;
+}
+
+static const struct tune *cell_tune(struct st *s, int id)
+{
+	struct cell *c = find_cell(s, id);
+
+	if (c && c->tune.set)
+		return &c->tune;
+	return &s->global;
+}
+
+static int add_item(struct st *s, uint64_t size_kb, const struct tune *t,
+		    uint64_t bytes)
+{
+	struct hv_demand *d = s->d;
+	struct hv_demand_item it = { .size_kb = size_kb };
+	uint64_t page = size_kb * 1024;
+
+	if (size_kb <= 4 || bytes == 0)
+		return 0;
+	it.pages = bytes / page + (bytes % page != 0);
+	if (t && t->set && t->strict) {
+		it.strict = true;
+		it.nodes = t->nodes;
+	}
+	for (size_t i = 0; i < d->n; i++) {
+		struct hv_demand_item *o = &d->items[i];
+
+		if (o->size_kb == it.size_kb && o->strict == it.strict &&
+		    hv_nodeset_equal(&o->nodes, &it.nodes)) {
+			if (!hv_add(o->pages, it.pages, &o->pages))
+				return fail(s, "huge page demand is too large");
+			return 0;
+		}
+	}
+	if (d->n >= HV_DOM_MAX_DEMANDS)
+		return fail(s, "more than %d distinct huge page demands", HV_DOM_MAX_DEMANDS);
+	d->items[d->n++] = it;
+	return 0;
+}
+
+/* Memory devices.  DEV_DETECT: only set *any_hp (never fails: a guest
+ * without huge pages is not refused); DEV_SUM: validate and sum the sizes
+ * of all models; DEV_DEMAND: add the demand of DIMMs. */
+enum { DEV_DETECT, DEV_SUM, DEV_DEMAND };
+static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
+{
+	if (!s->devices)
+		return 0;
+	for (xmlNode *n = s->devices->children; n; n = n->next) {
+		xmlNode *src = NULL, *tgt = NULL, *psz = NULL, *nmask = NULL;
+		xmlNode *tsize = NULL, *tnode = NULL;
+		char *model;
+		uint64_t bytes = 0, kb = 0;
+		int cell = 0, r = 0;
+		bool dimm, hp;
+
+		if (!is_el(n, "memory"))
+			continue;
+		for (xmlNode *c = n->children; c; c = c->next) {
+			if (is_el(c, "source"))
+				src = c;
+			else if (is_el(c, "target"))
+				tgt = c;
+		}
+		for (xmlNode *c = src ? src->children : NULL; c; c = c->next) {
+			if (is_el(c, "pagesize"))
+				psz = c;
+			else if (is_el(c, "nodemask"))
+				nmask = c;
+		}
+		for (xmlNode *c = tgt ? tgt->children : NULL; c; c = c->next) {
+			if (is_el(c, "size"))
+				tsize = c;
+			else if (is_el(c, "node"))
+				tnode = c;
+		}
+		model = attr(n, "model");
+		dimm = model && !strcmp(model, "dimm");
+		hp = psz != NULL || (dimm && s->hugepages);
+		if (mode == DEV_DETECT) {
+			xmlFree(model);
+			if (hp)
+				*any_hp = true;
+			continue;
+		}
+		if (!model) {
+			r = fail(s, "<devices><memory>: no model");
+		} else if (!dimm && strcmp(model, "nvdimm") && strcmp(model, "virtio-pmem") &&
+			   strcmp(model, "virtio-mem") && strcmp(model, "sgx-epc")) {
+			char m[64];
+
+			safe_copy(m, sizeof(m), model);
+			r = fail(s, "<devices><memory model='%s'>: unknown memory device "
+				 "model", m);
+		} else if (!dimm && psz) {
+			char m[64];
+
+			safe_copy(m, sizeof(m), model);
+			r = fail(s, "<devices><memory model='%s'> with <pagesize>: huge "
+				 "pages are only supported for model='dimm'", m);
+		}
+		xmlFree(model);
+		if (r < 0)
+			return -1;
+		if (!tsize)
+			return fail(s, "<devices><memory>: no <target><size>");
+		if (elem_scaled(s, "<devices><memory><target><size>", tsize, &bytes) < 0)
+			return -1;
+		if (mode == DEV_SUM) {
+			if (!hv_add(*sum, bytes, sum))
+				return fail(s, "<devices><memory>: sizes are too large");
+			continue;
+		}
+		if (!dimm)
+			continue;
+		if (tnode) {
+			char *t = text_of(tnode);
+			uint64_t v = 0;
+
+			if (!t)
+				return fail(s, "out of memory");
+			if (hv_parse_u64(t, &v) < 0 || v > HV_MAX_NODE_ID)
+				r = fail(s, "<devices><memory><target><node>: not a number "
+					 "from 0 to %d", HV_MAX_NODE_ID);
+			cell = (int)v;
+			free(t);
+			if (r < 0)
+				return -1;
+			if (!s->implicit_cell && !find_cell(s, cell))
+				return fail(s, "<devices><memory><target><node>%d: no such "
+					    "guest NUMA cell", cell);
+		}
+		if (psz) {
+			char *t = text_of(psz), *u = attr(psz, "unit");
+
+			r = t ? page_size(s, "<devices><memory><source><pagesize>", t, u, &kb)
+			      : fail(s, "out of memory");
+			free(t);
+			xmlFree(u);
+			if (r < 0)
+				return -1;
+		} else if (s->hugepages) {
+			kb = cell_page(s, cell);
+		} else {
+			continue;
+		}
+		if (nmask) {
+			struct tune t = { .set = true, .strict = true };
+			char *v = text_of(nmask);
+
+			r = v ? nodeset_attr(s, "<devices><memory><source><nodemask>", v, &t.nodes)
+			      : fail(s, "out of memory");
+			free(v);
+			if (r < 0 || add_item(s, kb, &t, bytes) < 0)
+				return -1;
+		} else if (add_item(s, kb, cell_tune(s, cell), bytes) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int walk(struct st *s, xmlNode *root)
+{
+	struct hv_demand *d = s->d;
+	xmlNode *mb = NULL, *cpu = NULL, *cur = NULL, *maxm = NULL;
+	uint64_t mem = 0, dev_sum = 0, b;
+	bool dev_hp = false;
+
+	for (xmlNode *n = root->children; n; n = n->next) {
+		xmlNode **slot = NULL;
+
+		if (is_el(n, "name")) {
+			char *t = text_of(n);
+
+			if (!t)
+				return fail(s, "out of memory");
+			d->name_truncated = strlen(t) >= sizeof(d->name);
+			snprintf(d->name, sizeof(d->name), "%s", t);
+			free(t);
+		} else if (is_el(n, "uuid")) {
+			char *t = text_of(n);
+			int e = t ? hv_uuid_canon(t, d->uuid) : -ENOMEM;
+
+			free(t);
+			if (e < 0)
+				return fail(s, "<uuid>: not a UUID");
+		} else if (is_el(n, "memory")) {
+			slot = &s->memory;
+		} else if (is_el(n, "currentMemory")) {
+			slot = &cur;
+		} else if (is_el(n, "maxMemory")) {
+			slot = &maxm;
+		} else if (is_el(n, "memoryBacking")) {
+			slot = &mb;
+		} else if (is_el(n, "cpu")) {
+			slot = &cpu;
+		} else if (is_el(n, "numatune")) {
+			slot = &s->numatune;
+		} else if (is_el(n, "devices")) {
+			slot = &s->devices;
+		}
+		if (slot) {
+			if (*slot)
+				return fail(s, "<%s> given twice", (const char *)n->name);
+			*slot = n;
+		}
+	}
+	for (xmlNode *n = mb ? mb->children : NULL; n; n = n->next)
+		if (is_el(n, "hugepages")) {
+			if (s->hugepages)
+				return fail(s, "<memoryBacking>: <hugepages> given twice");
+			s->hugepages = n;
+		}
+	parse_devices(s, DEV_DETECT, &dev_hp, NULL);
+	d->hugepages = s->hugepages || dev_hp;
+	if (!d->hugepages)
+		return 0; /* nothing for hvokit; the rest is libvirt's business */
+	if (parse_devices(s, DEV_SUM, NULL, &dev_sum) < 0)
+		return -1;
+
+	if (!d->uuid[0])
+		return fail(s, "no <uuid>");
+	if (!s->memory)
+		return fail(s, "no <memory>");
+	if (elem_scaled(s, "<memory>", s->memory, &mem) < 0)
+		return -1;
+	if (cur && elem_scaled(s, "<currentMemory>", cur, &b) < 0)
+		return -1;
+	if (cur && b > mem)
+		return fail(s, "<currentMemory> is larger than <memory>");
+	if (maxm && elem_scaled(s, "<maxMemory>", maxm, &b) < 0)
+		return -1;
+	for (xmlNode *n = cpu ? cpu->children : NULL; n; n = n->next)
+		if (is_el(n, "numa")) {
+			if (s->numa)
+				return fail(s, "<cpu>: <numa> given twice");
+			s->numa = n;
+		}
+	if (s->hugepages && parse_pages(s) < 0)
+		return -1;
+	if (s->numa && parse_cells(s) < 0)
+		return -1;
+	if (s->n_cells == 0) {
+		/* No guest NUMA: one implicit cell 0 with the initial memory. */
+		if (mem < dev_sum)
+			return fail(s, "<memory> is smaller than the memory devices");
+		s->implicit_cell = true;
+		s->cells[0].id = 0;
+		s->cells[0].bytes = mem - dev_sum;
+		s->n_cells = 1;
+	}
+	for (size_t i = 0; i < s->n_pages; i++)
+		for (int id = 0; s->pages[i].has_nodeset && id <= HV_MAX_NODE_ID; id++)
+			if (hv_nodeset_has(&s->pages[i].cells, id) && !find_cell(s, id))
+				return fail(s, "<hugepages><page nodeset>: guest NUMA cell %d "
+					    "does not exist", id);
+	if (s->numatune) {
+		if (s->implicit_cell) {
+			for (xmlNode *n = s->numatune->children; n; n = n->next)
+				if (is_el(n, "memnode"))
+					return fail(s, "<numatune><memnode> without guest "
+						    "NUMA cells");
+		}
+		if (parse_numatune(s) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < s->n_cells; i++) {
+		const struct cell *c = &s->cells[i];
+
+		if (s->hugepages &&
+		    add_item(s, cell_page(s, c->id), cell_tune(s, c->id), c->bytes) < 0)
+			return -1;
+	}
+	return parse_devices(s, DEV_DEMAND, NULL, NULL);
+}
+
+/* Refuse any markup declaration but comments and CDATA sections (whose
+ * contents, like those of processing instructions, are skipped). */
+static bool has_declaration(const char *xml, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++) {
+		const char *end = NULL;
+
+		if (xml[i] != '<')
+			continue;
+		if (xml[i + 1] == '?')
+			end = memmem(xml + i + 2, len - i - 2, "?>", 2);
+		else if (xml[i + 1] != '!')
+			continue;
+		else if (len - i >= 4 && !memcmp(xml + i, "<!--", 4))
+			end = memmem(xml + i + 4, len - i - 4, "-->", 3);
+		else if (len - i >= 9 && !memcmp(xml + i, "<![CDATA[", 9))
+			end = memmem(xml + i + 9, len - i - 9, "]]>", 3);
+		else
+			return true;
+		if (!end)
+			return false; /* unterminated: libxml2 refuses it */
+		i = (size_t)(end - xml);
+	}
+	return false;
+}
+
+static void silent(void *ctx, const char *msg, ...)
+{
+	(void)ctx;
+	(void)msg;
+}
+
+int hv_dom_demand(const char *xml, size_t len, uint64_t default_kb,
+		  struct hv_demand *d, char *err, size_t errlen)
+{
+	struct st *s;
+	xmlParserCtxtPtr ctxt;
+	xmlDocPtr doc;
+	xmlNode *root;
+	int r;
+
+	memset(d, 0, sizeof(*d));
+	if (errlen)
+		err[0] = '\0';
+	if (len == 0) {
+		snprintf(err, errlen, "empty domain XML");
+		return -1;
+	}
+	if (len > HV_DOM_MAX_XML) {
+		snprintf(err, errlen, "domain XML is larger than %d bytes", HV_DOM_MAX_XML);
+		return -1;
+	}
+	if (has_declaration(xml, len)) {
+		snprintf(err, errlen, "domain XML has a DOCTYPE or markup declaration; "
+			 "libvirt never sends one");
+		return -1;
+	}
+	xmlSetGenericErrorFunc(NULL, silent);
+	ctxt = xmlNewParserCtxt();
+	if (!ctxt) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	doc = xmlCtxtReadMemory(ctxt, xml, (int)len, "domain.xml", "UTF-8",
+				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	if (!doc) {
+		const xmlError *e = xmlCtxtGetLastError(ctxt);
+		char m[160];
+
+		safe_copy(m, sizeof(m), e && e->message ? e->message : "parse error");
+		for (size_t n = strlen(m); n > 0 && m[n - 1] == ' '; n--)
+			m[n - 1] = '\0';
+		snprintf(err, errlen, "domain XML is not well-formed UTF-8 XML: line %d: %s",
+			 e ? e->line : 0, m);
+		xmlFreeParserCtxt(ctxt);
+		return -1;
+	}
+	xmlFreeParserCtxt(ctxt);
+	root = xmlDocGetRootElement(doc);
+	if (doc->intSubset || doc->extSubset) {
+		snprintf(err, errlen, "domain XML has a DTD; libvirt never sends one");
+		xmlFreeDoc(doc);
+		return -1;
+	}
+	if (!root || !is_el(root, "domain")) {
+		snprintf(err, errlen, "the root element is not <domain>");
+		xmlFreeDoc(doc);
+		return -1;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		xmlFreeDoc(doc);
+		return -1;
+	}
+	s->err = err;
+	s->errlen = errlen;
+	s->default_kb = default_kb;
+	s->d = d;
+	s->default_page = -1;
+	r = walk(s, root);
+	free(s);
+	xmlFreeDoc(doc);
+	if (r < 0) {
+		d->n = 0;
+		return -1;
+	}
+	return 0;
+}

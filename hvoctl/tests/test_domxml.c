@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Domain XML -> huge page demand: every supported layout on fixtures in
+ * tests/xml, and hostile input (entities, DTDs, sizes, units, depth,
+ * encoding, empty input). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "domxml.h"
+
+#define GIB (1024ULL * 1024 * 1024)
+
+static char err[512];
+static struct hv_demand d;
+
+static char *slurp(const char *name, size_t *len)
+{
+	char path[4096];
+	FILE *f;
+	char *buf = malloc(1 << 20);
+
+	snprintf(path, sizeof(path), "%s/%s", TEST_XML_DIR, name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_non_null(buf);
+	*len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	return buf;
+}
+
+static int run_file(const char *name)
+{
+	size_t len;
+	char *x = slurp(name, &len);
+	int r = hv_dom_demand(x, len, 2048, &d, err, sizeof(err));
+
+	free(x);
+	return r;
+}
+
+static int run_str(const char *x)
+{
+	return hv_dom_demand(x, strlen(x), 2048, &d, err, sizeof(err));
+}
+
+static const struct hv_demand_item *item(uint64_t kb, const char *nodes)
+{
+	char buf[256];
+
+	for (size_t i = 0; i < d.n; i++) {
+		hv_nodeset_format(&d.items[i].nodes, buf, sizeof(buf));
+		if (d.items[i].size_kb == kb && !strcmp(buf, nodes) &&
+		    d.items[i].strict == (strcmp(nodes, "any") != 0))
+			return &d.items[i];
+	}
+	fail_msg("no item %llu kB nodes %s", (unsigned long long)kb, nodes);
+	return NULL;
+}
+
+static void refused(const char *name_or_xml, bool file, const char *what)
+{
+	int r = file ? run_file(name_or_xml) : run_str(name_or_xml);
+
+	if (r != -1 || !strstr(err, what))
+		fail_msg("%s: expected refusal with '%s', got %d '%s'", file ? name_or_xml : "xml",
+			 what, r, err);
+	assert_int_equal(d.n, 0);
+}
+
+static void t_none(void **s)
+{
+	(void)s;
+	assert_int_equal(run_file("none.xml"), 0);
+	assert_false(d.hugepages);
+	assert_int_equal(d.n, 0);
+	assert_string_equal(d.uuid, "11111111-1111-1111-1111-111111111111");
+	assert_string_equal(d.name, "plain");
+}
+
+static void t_simple_1g(void **s)
+{
+	(void)s;
+	assert_int_equal(run_file("simple-1g.xml"), 0);
+	assert_true(d.hugepages);
+	assert_string_equal(d.uuid, "2a3b4c5d-0000-4000-8000-00000000000a");
+	assert_int_equal(d.n, 1);
+	assert_int_equal(item(1048576, "any")->pages, 4);
+}
+
+static void t_default_size(void **s)
+{
+	(void)s;
+	assert_int_equal(run_file("default-hp.xml"), 0);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(item(2048, "any")->pages, 512);
+	/* Unknown host default: refused, not guessed. */
+	{
+		size_t len;
+		char *x = slurp("default-hp.xml", &len);
+
+		assert_int_equal(hv_dom_demand(x, len, 0, &d, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "default huge page size is unknown"));
+		free(x);
+	}
+}
+
+static void t_numa_strict(void **s)
+{
+	(void)s;
+	assert_int_equal(run_file("numa-strict.xml"), 0);
+	assert_int_equal(d.n, 3);
+	assert_int_equal(item(1048576, "0")->pages, 2);      /* cell 0: memnode strict 0 */
+	assert_int_equal(item(2048, "any")->pages, 1024);    /* cell 1: preferred */
+	assert_int_equal(item(2048, "0-1")->pages, 1024);    /* cell 2: numatune strict */
+}
+
+static void t_dimm(void **s)
+{
+	(void)s;
+	assert_int_equal(run_file("dimm.xml"), 0);
+	assert_int_equal(d.n, 2);
+	assert_int_equal(item(2048, "0")->pages, 2048 + 512);
+	assert_int_equal(item(1048576, "1")->pages, 2);
+}
+
+static void t_units(void **s)
+{
+	(void)s;
+	assert_int_equal(run_file("units.xml"), 0);
+	assert_string_equal(d.uuid, "66666666-6666-6666-6666-666666666666");
+	assert_int_equal(item(2048, "any")->pages, 1431); /* 3 GB = 3e9 bytes, rounded up */
+}
+
+static void t_interleave(void **s)
+{
+	(void)s;
+	assert_int_equal(run_file("interleave.xml"), 0);
+	assert_int_equal(item(1048576, "any")->pages, 2);
+}
+
+static void t_scale(void **s)
+{
+	static const struct { const char *unit; uint64_t mul; } u[] = {
+		{ "", 1024 }, { "b", 1 }, { "bytes", 1 }, { "byte", 1 },
+		{ "KB", 1000 }, { "k", 1024 }, { "KiB", 1024 }, { "kib", 1024 },
+		{ "MB", 1000000 }, { "M", 1048576 }, { "MiB", 1048576 },
+		{ "GB", 1000000000ULL }, { "G", GIB }, { "GiB", GIB },
+		{ "TB", 1000000000000ULL }, { "T", GIB * 1024 }, { "TiB", GIB * 1024 },
+		{ "PB", 1000000000000000ULL }, { "P", GIB * 1048576 }, { "PiB", GIB * 1048576 },
+		{ "EB", 1000000000000000000ULL }, { "E", GIB * GIB }, { "EiB", GIB * GIB },
+	};
+	uint64_t b;
+
+	(void)s;
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		assert_int_equal(hv_dom_scale("1", u[i].unit, 1024, &b), 0);
+		assert_true(b == u[i].mul);
+	}
+	assert_int_equal(hv_dom_scale("16", "EiB", 1024, &b), -ERANGE);
+	assert_int_equal(hv_dom_scale("1", "XB", 1024, &b), -EINVAL);
+	assert_int_equal(hv_dom_scale("1", "KiBB", 1024, &b), -EINVAL);
+	assert_int_equal(hv_dom_scale("-1", "KiB", 1024, &b), -EINVAL);
+	assert_int_equal(hv_dom_scale("+1", "KiB", 1024, &b), -EINVAL);
+	assert_int_equal(hv_dom_scale("1.5", "GiB", 1024, &b), -EINVAL);
+	assert_int_equal(hv_dom_scale("", "GiB", 1024, &b), -EINVAL);
+}
+
+static void t_nodeset(void **s)
+{
+	struct hv_nodeset ns;
+	char buf[64];
+
+	(void)s;
+	assert_int_equal(hv_nodeset_parse("0-3,^2, 5", &ns), 0);
+	hv_nodeset_format(&ns, buf, sizeof(buf));
+	assert_string_equal(buf, "0-1,3,5");
+	assert_int_equal(hv_nodeset_parse("4096", &ns), -ERANGE);
+	assert_int_equal(hv_nodeset_parse("3-1", &ns), -EINVAL);
+	assert_int_equal(hv_nodeset_parse("-1", &ns), -EINVAL);
+	assert_int_equal(hv_nodeset_parse("1,^1", &ns), -EINVAL);
+	assert_int_equal(hv_nodeset_parse("", &ns), -EINVAL);
+	assert_int_equal(hv_nodeset_parse("0,,1", &ns), -EINVAL);
+}
+
+static void t_uuid(void **s)
+{
+	char u[37];
+
+	(void)s;
+	assert_int_equal(hv_uuid_canon(" 0123456789ABCDEF0123456789abcdef\n", u), 0);
+	assert_string_equal(u, "01234567-89ab-cdef-0123-456789abcdef");
+	assert_int_equal(hv_uuid_canon("../../etc/passwd", u), -EINVAL);
+	assert_int_equal(hv_uuid_canon("0123456789abcdef0123456789abcde", u), -EINVAL);
+	assert_int_equal(hv_uuid_canon("0123456789abcdef0123456789abcdef0", u), -EINVAL);
+	assert_int_equal(hv_uuid_canon("01234567-89ab-cdef-0123-456789abcdef x", u), -EINVAL);
+}
+
+static void t_hostile_files(void **s)
+{
+	(void)s;
+	refused("billion-laughs.xml", true, "DOCTYPE");
+	refused("external-dtd.xml", true, "DOCTYPE");
+	refused("xxe.xml", true, "DOCTYPE");
+	refused("huge-size.xml", true, "too large");
+	refused("overflow.xml", true, "too large");
+	refused("unit-bad.xml", true, "unit 'XB'");
+	refused("negative.xml", true, "not a non-negative whole number");
+	refused("non-utf8.xml", true, "not well-formed");
+	refused("auto-placement.xml", true, "placement='auto'");
+}
+
+static void t_dotdot_name(void **s)
+{
+	(void)s;
+	/* Parsed; the name is kept for messages, the key is the UUID. */
+	assert_int_equal(run_file("dotdot-name.xml"), 0);
+	assert_string_equal(d.name, "../../../etc/evil");
+	assert_string_equal(d.uuid, "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee");
+}
+
+#define HP "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+#define U "<uuid>99999999-9999-9999-9999-999999999999</uuid>"
+
+static void t_hostile_inline(void **s)
+{
+	char *deep, *big;
+	size_t n = 0;
+
+	(void)s;
+	refused("", false, "empty");
+	refused("   ", false, "not well-formed");
+	refused("<domain>", false, "not well-formed");
+	refused("<other/>", false, "root element");
+	refused("<?xml version='1.0' encoding='ISO-8859-1'?><domain><name>\xe9</name>"
+		U "<memory>1</memory>" HP "</domain>", false, "not well-formed");
+	refused("<domain>" U "<memory>1</memory><memory>2</memory>" HP "</domain>", false,
+		"given twice");
+	refused("<domain>" U HP "</domain>", false, "no <memory>");
+	refused("<domain><memory>4194304</memory>" HP "</domain>", false, "no <uuid>");
+	refused("<domain><uuid>../x</uuid><memory>4</memory>" HP "</domain>", false, "not a UUID");
+	refused("<domain>" U "<memory unit='GiB'>4 GiB</memory>" HP "</domain>", false,
+		"not a non-negative whole number");
+	refused("<domain>" U "<memory unit='GiB'>4</memory><memoryBacking><hugepages>"
+		"<page size='3' unit='M'/></hugepages></memoryBacking></domain>", false,
+		"not a page size");
+	refused("<domain>" U "<memory unit='GiB'>4</memory><memoryBacking><hugepages>"
+		"<page size='1' unit='G' nodeset='1'/></hugepages></memoryBacking></domain>",
+		false, "cell 1 does not exist");
+	refused("<domain>" U "<memory unit='GiB'>4</memory><memoryBacking><hugepages>"
+		"<page size='1' unit='G' nodeset='0'/><page size='2' unit='M' nodeset='0'/>"
+		"</hugepages></memoryBacking></domain>", false, "overlap");
+	refused("<domain>" U "<memory unit='GiB'>4</memory><memoryBacking><hugepages>"
+		"<page size='1' unit='G'/><page size='2' unit='M'/>"
+		"</hugepages></memoryBacking></domain>", false, "more than one <page> without");
+	refused("<domain>" U "<memory unit='GiB'>4</memory>" HP
+		"<numatune><memory mode='random' nodeset='0'/></numatune></domain>", false,
+		"mode 'random'");
+	refused("<domain>" U "<memory unit='GiB'>4</memory>" HP
+		"<numatune><memnode cellid='0' nodeset='0'/></numatune></domain>", false,
+		"without guest NUMA cells");
+	refused("<domain>" U "<memory unit='GiB'>4</memory>" HP
+		"<numatune><memory mode='strict' nodeset='0-99999'/></numatune></domain>", false,
+		"node id above");
+	refused("<domain>" U "<memory unit='GiB'>4</memory>" HP
+		"<cpu><numa><cell id='0' memory='1' unit='G'/><cell id='0' memory='1' unit='G'/>"
+		"</numa></cpu></domain>", false, "given twice");
+	refused("<domain>" U "<memory unit='GiB'>4</memory>" HP
+		"<cpu><numa><cell id='0'/></numa></cpu></domain>", false, "no memory attribute");
+	refused("<domain>" U "<memory unit='GiB'>4</memory>"
+		"<devices><memory model='virtio-mem'><source><pagesize unit='M'>2</pagesize>"
+		"</source><target><size unit='G'>1</size></target></memory></devices></domain>",
+		false, "only supported for model='dimm'");
+	refused("<domain>" U "<memory unit='GiB'>4</memory>" HP
+		"<devices><memory model='magic'><target><size unit='G'>1</size></target>"
+		"</memory></devices></domain>", false, "unknown memory device model");
+	refused("<domain>" U "<memory unit='GiB'>1</memory>" HP
+		"<devices><memory model='dimm'><target><size unit='G'>2</size></target>"
+		"</memory></devices></domain>", false, "smaller than the memory devices");
+	refused("<domain>" U "<memory unit='GiB'>4</memory><currentMemory unit='GiB'>5"
+		"</currentMemory>" HP "</domain>", false, "larger than <memory>");
+	refused("<domain>" U "<memory unit='GiB'>4</memory><memoryBacking><hugepages>"
+		"<page size='99999999999999999999999'/></hugepages></memoryBacking></domain>",
+		false, "too large");
+
+	/* Deeply nested elements: libxml2's depth limit, no recursion here. */
+	deep = malloc(200000);
+	assert_non_null(deep);
+	n += (size_t)sprintf(deep, "<domain>" U "<memory>1048576</memory>" HP);
+	for (int i = 0; i < 10000; i++)
+		n += (size_t)sprintf(deep + n, "<a>");
+	for (int i = 0; i < 10000; i++)
+		n += (size_t)sprintf(deep + n, "</a>");
+	sprintf(deep + n, "</domain>");
+	refused(deep, false, "not well-formed");
+	free(deep);
+
+	/* Larger than 1 MiB: refused before parsing. */
+	big = malloc(HV_DOM_MAX_XML + 2);
+	assert_non_null(big);
+	memset(big, ' ', HV_DOM_MAX_XML + 1);
+	memcpy(big, "<domain>", 8);
+	assert_int_equal(hv_dom_demand(big, HV_DOM_MAX_XML + 1, 2048, &d, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "larger than"));
+	free(big);
+}
+
+static void t_benign_markup(void **s)
+{
+	(void)s;
+	/* Comments, CDATA, foreign namespaces and unknown elements are fine. */
+	assert_int_equal(run_str("<?xml version='1.0'?><!-- c --><domain>" U
+				 "<description><![CDATA[<!DOCTYPE x>]]></description>"
+				 "<metadata><x:y xmlns:x='urn:x'><x:memory>1</x:memory></x:y></metadata>"
+				 "<memory unit='G'>2</memory>" HP "<whatever/></domain>"), 0);
+	assert_int_equal(item(1048576, "any")->pages, 2);
+	/* Odd sizes round up to whole pages. */
+	assert_int_equal(run_str("<domain>" U "<memory unit='MiB'>1025</memory>" HP
+				 "</domain>"), 0);
+	assert_int_equal(item(1048576, "any")->pages, 2);
+	/* 4 KiB "huge" pages are normal memory: no demand. */
+	assert_int_equal(run_str("<domain>" U "<memory unit='GiB'>4</memory><memoryBacking>"
+				 "<hugepages><page size='4' unit='KiB'/></hugepages>"
+				 "</memoryBacking></domain>"), 0);
+	assert_int_equal(d.n, 0);
+	/* A guest without huge pages is never refused, whatever else it has. */
+	assert_int_equal(run_str("<domain><memory unit='parsec'>-1</memory></domain>"), 0);
+	assert_false(d.hugepages);
+	/* Cells not covered by a page element use normal memory. */
+	assert_int_equal(run_str("<domain>" U "<memory unit='GiB'>4</memory><memoryBacking>"
+				 "<hugepages><page size='1' unit='G' nodeset='1'/></hugepages>"
+				 "</memoryBacking><cpu><numa><cell id='0' memory='1' unit='G'/>"
+				 "<cell id='1' memory='3' unit='G'/></numa></cpu></domain>"), 0);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(item(1048576, "any")->pages, 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_none),
+		cmocka_unit_test(t_simple_1g),
+		cmocka_unit_test(t_default_size),
+		cmocka_unit_test(t_numa_strict),
+		cmocka_unit_test(t_dimm),
+		cmocka_unit_test(t_units),
+		cmocka_unit_test(t_interleave),
+		cmocka_unit_test(t_scale),
+		cmocka_unit_test(t_nodeset),
+		cmocka_unit_test(t_uuid),
+		cmocka_unit_test(t_hostile_files),
+		cmocka_unit_test(t_dotdot_name),
+		cmocka_unit_test(t_hostile_inline),
+		cmocka_unit_test(t_benign_markup),
+	};
+
+	return cmocka_run_group_tests_name("domxml", tests, NULL, NULL);
+}
