@@ -1109,8 +1109,18 @@ int hv_libvirt_hook(const struct hv_sys *s, const struct hv_hook_opts *o,
 	op = argv[1];
 	prepare = !strcmp(op, "prepare");
 	if (!prepare && strcmp(op, "release") && strcmp(op, "reconnect") &&
-	    strcmp(op, "started"))
-		return HV_EXIT_OK; /* migrate, restore, start, stopped, ...: nothing */
+	    strcmp(op, "started")) {
+		/* migrate, restore, start, stopped, ...: nothing.  Drain the XML
+		 * (bounded) so libvirt never writes into a closed pipe. */
+		char scratch[65536];
+		size_t drained = 0;
+		ssize_t n;
+
+		while (!o->xml_file && !isatty(0) && drained < (64u << 20) &&
+		       (n = read(0, scratch, sizeof(scratch))) > 0)
+			drained += (size_t)n;
+		return HV_EXIT_OK;
+	}
 	may_fail = prepare;
 	xml = read_input(o->xml_file, &len, &too_big);
 	if (!xml) {
