@@ -24,7 +24,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/klog.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define KIB_PER_PAGE	4L
@@ -464,6 +468,149 @@ static void scenario_shrink(long nr_1g, long nr_2m)
 	meminfo_values("shrink", "shrunk");
 }
 
+/* ---- stress: pools change from several CPUs at once ---- */
+
+static unsigned int rnd(unsigned int *seed, unsigned int n)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (*seed >> 16) % n;
+}
+
+static bool before(const struct timespec *end)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec < end->tv_sec;
+}
+
+/* Write without dying: a short pool is expected under this load. */
+static void poke(const char *path, long v)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return;
+	fprintf(f, "%ld\n", v);
+	fclose(f);
+}
+
+/*
+ * One worker; returns the number of operations done.  Kinds: 0 resizes the
+ * 2 MiB pool, 1 the 2 MiB pool of node 0, 2 the 1 GiB pool, 3 toggles
+ * vm.hugetlb_optimize_vmemmap (so that optimized and plain pages mix), 4
+ * maps, touches and unmaps hugetlbfs files.
+ */
+static long stress_worker(int kind, unsigned int seed, const struct timespec *end)
+{
+	const char *g2m = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
+	const char *n2m = "/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages";
+	const char *g1g = "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages";
+	long ops = 0, max_1g = 0, v;
+
+	while (before(end)) {
+		switch (kind) {
+		case 0:
+			poke(g2m, rnd(&seed, 600));
+			break;
+		case 1:
+			poke(n2m, rnd(&seed, 600));
+			break;
+		case 2:
+			poke(g1g, rnd(&seed, 3));
+			v = read_long(g1g);
+			if (v > max_1g)
+				max_1g = v;
+			break;
+		case 3:
+			poke("/proc/sys/vm/hugetlb_optimize_vmemmap", rnd(&seed, 2));
+			usleep(20000);
+			break;
+		default: {
+			size_t len = (1 + rnd(&seed, 32)) << 21;
+			int fd = open("/mnt/huge/stress", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+			char *p;
+			size_t off;
+
+			if (fd < 0)
+				break;
+			p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (p != MAP_FAILED) {
+				for (off = 0; off < len; off += 4096)
+					p[off] = (char)off;
+				munmap(p, len);
+			}
+			close(fd);
+			unlink("/mnt/huge/stress");
+			break;
+		}
+		}
+		ops++;
+	}
+	/* the 1 GiB path must really have been exercised */
+	if (kind == 2)
+		check(max_1g > 0, "stress.1G-pool-grew", "largest 1 GiB pool seen: %ld", max_1g);
+	return ops;
+}
+
+static void scenario_stress(int seconds)
+{
+	static const char *const kinds[] = {
+		"resize-2M", "resize-2M-node0", "resize-1G", "toggle-HVO", "map-hugetlbfs",
+	};
+	const int nr = sizeof(kinds) / sizeof(kinds[0]);
+	struct timespec end;
+	int i, status, crashed = 0;
+	long sizes[] = { SZ_2M_KB, SZ_1G_KB };
+	char name[96];
+	pid_t pid[8];
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += seconds;
+	for (i = 0; i < nr; i++) {
+		pid[i] = fork();
+		if (pid[i] < 0)
+			die("fork: %s", strerror(errno));
+		if (!pid[i]) {
+			long ops = stress_worker(i, 7919u * (i + 1), &end);
+
+			say("info stress %s: %ld operations", kinds[i], ops);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < nr; i++)
+		if (waitpid(pid[i], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			crashed++;
+	check_eq(0, crashed, "stress.workers-exited-cleanly");
+
+	/* Mid-state: whatever mix is left must add up. */
+	for (i = 0; i < 2; i++) {
+		struct hvo h = hvo_read(sizes[i]);
+
+		snprintf(name, sizeof(name), "stress.%ldkB.optimized-le-pool", sizes[i]);
+		check(h.optimized >= 0 && h.optimized <= h.nr, name, "%ld optimized of %ld pages",
+		      h.optimized, h.nr);
+		snprintf(name, sizeof(name), "stress.%ldkB.freed-per-optimized", sizes[i]);
+		check_eq(h.optimized * (VMEMMAP_PAGES(sizes[i]) - 1), h.freed, name);
+		check_nodes(sizes[i], "stress");
+	}
+	check_meminfo_line("stress");
+	meminfo_values("stress", "mixed");
+
+	/* Empty every pool: every optimization must have been undone once. */
+	for (i = 0; i < 2; i++) {
+		set_pool(sizes[i], 0);
+		snprintf(name, sizeof(name), "stress-emptied.%ldkB.nr", sizes[i]);
+		check_eq(0, hvo_read(sizes[i]).nr, name);
+		snprintf(name, sizeof(name), "stress-emptied.%ldkB.optimized", sizes[i]);
+		check_eq(0, hvo_read(sizes[i]).optimized, name);
+		snprintf(name, sizeof(name), "stress-emptied.%ldkB.freed", sizes[i]);
+		check_eq(0, hvo_read(sizes[i]).freed, name);
+		check_nodes(sizes[i], "stress-emptied");
+	}
+	check_meminfo_line("stress-emptied");
+}
+
 /* No WARN, BUG or Oops in the kernel log. */
 static void scenario_dmesg(void)
 {
@@ -525,10 +672,12 @@ int main(int argc, char **argv)
 		scenario_runtime();
 	else if (!strcmp(s, "shrink"))
 		scenario_shrink(nr_1g, nr_2m);
+	else if (!strcmp(s, "stress"))
+		scenario_stress(nr_1g ? (int)nr_1g : 20);
 	else if (!strcmp(s, "dmesg"))
 		scenario_dmesg();
 	else
-		die("usage: hvoprobe boot-on|boot-off|runtime|shrink [NR_1G [NR_2M]] | dmesg");
+		die("usage: hvoprobe boot-on|boot-off|runtime|shrink [NR_1G [NR_2M]] | stress [SECONDS] | dmesg");
 
 	say("done %s (%d failed)", s, failures);
 	return failures ? 1 : 0;

@@ -47,6 +47,16 @@ boot-on)
 boot-off)	hvoprobe boot-off 2 512 ;;
 runtime)	hvoprobe runtime ;;
 shrink)		hvoprobe shrink 2 512 ;;
+stress)
+	# pools resized from several CPUs while a process maps hugetlbfs files
+	mkdir -p /mnt && mount -t tmpfs tmpfs /mnt && mkdir -p /mnt/huge &&
+		mount -t hugetlbfs -o pagesize=2M none /mnt/huge
+	hvoprobe stress 20
+	umount /mnt/huge; umount /mnt
+	# the tree's own selftests still pass afterwards
+	echo 256 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+	selftests
+	;;
 *)		echo "HVOPROBE: not ok scenario: unknown '$scenario'" ;;
 esac
 hvoprobe dmesg
