@@ -170,6 +170,14 @@ int hv_cmdline_build(const struct hv_config *c, const struct hv_state *st,
 
 		if (!t->managed || t->global == 0)
 			continue;
+		/*
+		 * With hugetlb_cma= the kernel skips the boot-time allocation of
+		 * 1 GiB pages ("hugetlb_cma is enabled, skip boot time
+		 * allocation"): the pool is taken from the CMA area by hvoctl
+		 * apply in the initramfs and by hvokit.service instead.
+		 */
+		if (t->size_kb == 1048576 && (c->cma_1g || c->n_cma_nodes))
+			continue;
 		sb_add(&b, " hugepagesz=%s hugepages=", t->name);
 		if (t->per_node && per_node_ok) {
 			bool first = true;

@@ -233,14 +233,14 @@ static void t_verify(void **state)
 static void t_cmdline_and_metrics_file(void **state)
 {
 	struct fake *f = *state;
-	const char *conf = fake_config(f, "POOL_1G=25%\nHOST_RESERVE=8G\nCMA_1G=4G\n"
+	const char *conf = fake_config(f, "POOL_1G=25%\nHOST_RESERVE=8G\n"
 				       "DEFAULT_HUGEPAGESZ=2M\n");
 	char path[PATH_MAX + 16];
 
 	run(0, "hugetlb_free_vmemmap=on default_hugepagesz=2M hugepagesz=1G "
-	       "hugepages=0:14,1:14 hugetlb_cma=0:4G,1:4G\n", "",
+	       "hugepages=0:14,1:14\n", "",
 	    "--sysroot", f->root, "--config", conf, "cmdline", NULL);
-	run(0, "hugepagesz=1G hugepages=28 hugetlb_cma=8G\n", "per-node hugepages= needs 5.19",
+	run(0, "hugepagesz=1G hugepages=28\n", "per-node hugepages= needs 5.19",
 	    "--sysroot", f->root, "--config", conf, "cmdline", "--kernel", "5.10.0-28-amd64", NULL);
 	snprintf(path, sizeof(path), "%s/hvokit.prom", f->root);
 	run(0, NULL, "", "--sysroot", f->root, "metrics", "--output", path, NULL);

@@ -155,12 +155,15 @@ static void t_sparse_nodes_per_node(void **state)
 	assert_true(e->plan.t[0].node[3] == 1);
 	assert_true(e->plan.t[0].global == 4);
 	assert_false(e->plan.t[1].managed);
+	/* with a CMA area the kernel takes no 1G pages at boot: hvoctl apply does */
 	assert_int_equal(hv_cmdline_build(&e->cfg, &e->st, NULL, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "hugetlb_free_vmemmap=off hugepagesz=1G hugepages=0:0,2:3,3:0,7:1 "
-				 "hugetlb_cma=0:4G,2:4G,3:4G,7:4G");
+	assert_string_equal(buf, "hugetlb_free_vmemmap=off hugetlb_cma=0:4G,2:4G,3:4G,7:4G");
+	load(e, "POOL_1G=2:3,7:1\nHVO=off\n");
+	assert_int_equal(hv_cmdline_build(&e->cfg, &e->st, NULL, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "hugetlb_free_vmemmap=off hugepagesz=1G hugepages=0:0,2:3,3:0,7:1");
 	/* Before 5.19 there is no per-node syntax: totals, with a warning. */
 	assert_int_equal(hv_cmdline_build(&e->cfg, &e->st, "5.15.0-91-generic", buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "hugetlb_free_vmemmap=off hugepagesz=1G hugepages=4 hugetlb_cma=16G");
+	assert_string_equal(buf, "hugetlb_free_vmemmap=off hugepagesz=1G hugepages=4");
 	assert_non_null(strstr(log_text(e), "per-node hugepages= needs 5.19"));
 }
 
@@ -175,6 +178,10 @@ static void t_cma_per_node(void **state)
 	assert_string_equal(buf, "hugetlb_free_vmemmap=on hugetlb_cma=0:2G,1:6G");
 	assert_int_equal(hv_cmdline_build(&e->cfg, &e->st, "5.10.0", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "hugetlb_free_vmemmap=on hugetlb_cma=8G");
+	/* the kernel ignores hugepages= for 1G pages when hugetlb_cma= is set */
+	load(e, "CMA_1G=4G\nPOOL_1G=2\nPOOL_2M=8\n");
+	assert_int_equal(hv_cmdline_build(&e->cfg, &e->st, NULL, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "hugetlb_free_vmemmap=on hugepagesz=2M hugepages=8 hugetlb_cma=0:4G,1:4G");
 	load(e, "CMA_1G=0:2G,5:6G\n");
 	assert_int_equal(hv_cmdline_build(&e->cfg, &e->st, NULL, buf, sizeof(buf)), -1);
 	assert_non_null(strstr(log_text(e), "CMA_1G: node 5 is not online"));
