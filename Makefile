@@ -20,7 +20,7 @@ DEB_PACKAGES = build-essential bc bison flex libssl-dev libelf-dev dwarves \
 	linux-source-6.1 linux-config-6.1 \
 	qemu-system-x86 busybox-static \
 	libcmocka-dev libxml2-dev libjson-c-dev pkg-config man-db python3 \
-	$(shell cat packaging/DEPS)
+	gnuplot-nox $(shell cat packaging/DEPS)
 
 all: proof
 
@@ -52,6 +52,14 @@ proof: hvoctl
 	$(KBUILD) build test
 	$(BOOT) check
 
+# The nested acceptance test: a hypervisor installed from our packages in
+# QEMU runs 1 GiB-backed guests through libvirt (nested-test/acceptance).
+nested-test: hvoctl
+	$(KBUILD) deb test
+	$(MAKE) -C packaging deb
+	$(MAKE) -C nested-test/acceptance check \
+		KERNEL_DEB="$$(ls -1t $(HVOKIT_CACHE)/linux-image-*hvokit*_amd64.deb | head -n 1)"
+
 # What HVO costs when pools change, stock kernel against ours (not a test).
 bench:
 	PATCHED=0 $(KBUILD) build test
@@ -63,10 +71,11 @@ check:
 		"kernel=kernel/scripts/kcheck" \
 		"hvoctl=$(MAKE) -C hvoctl check" \
 		"boot=$(MAKE) hvoctl && $(KBUILD) build test && $(BOOT) clean check" \
-		"packaging=$(KBUILD) build test && $(MAKE) -C packaging check"
+		"packaging=$(KBUILD) build test && $(MAKE) -C packaging check" \
+		"nested=$(MAKE) nested-test"
 
 clean:
 	rm -rf out
 	$(MAKE) -C hvoctl clean
 
-.PHONY: all deps kernel kernel-deb deb hvoctl proof bench check clean
+.PHONY: all deps kernel kernel-deb deb hvoctl proof nested-test bench check clean
