@@ -195,6 +195,25 @@ static void metric_head(FILE *f, const char *name, const char *help)
 	fprintf(f, "# HELP hvokit_%s %s\n# TYPE hvokit_%s gauge\n", name, help, name);
 }
 
+/* One savings figure (a uint64_t of struct hv_savings at @off) per pool. */
+static void metric_savings(FILE *f, const struct hv_state *st, const char *name,
+			   const char *help, size_t off)
+{
+	char sz[32];
+
+	metric_head(f, name, help);
+	for (size_t i = 0; i < st->n_pools; i++) {
+		struct hv_savings sv;
+		uint64_t v;
+
+		hv_pool_savings(st, &st->pools[i], &sv);
+		memcpy(&v, (const char *)&sv + off, sizeof(v));
+		hv_format_kb(st->pools[i].size_kb, sz, sizeof(sz));
+		fprintf(f, "hvokit_%s{size=\"%s\",source=\"%s\"} %" PRIu64 "\n", name, sz,
+			sv.from_kernel ? "kernel" : "estimate", v);
+	}
+}
+
 static void pool_metric(FILE *f, const struct hv_state *st, const char *name,
 			const char *help, size_t off)
 {
@@ -275,33 +294,14 @@ void hv_print_metrics(FILE *f, const struct hv_state *st)
 		fprintf(f, "hvokit_hugetlbfs_mounts{size=\"%s\"} %zu\n", sz,
 			st->pools[i].n_mounts);
 	}
-	metric_head(f, "vmemmap_optimized_pages", "Huge pages whose vmemmap is optimized; source=estimate without kernel counters.");
-	for (size_t i = 0; i < st->n_pools; i++) {
-		struct hv_savings sv;
-
-		hv_pool_savings(st, &st->pools[i], &sv);
-		hv_format_kb(st->pools[i].size_kb, sz, sizeof(sz));
-		fprintf(f, "hvokit_vmemmap_optimized_pages{size=\"%s\",source=\"%s\"} %" PRIu64 "\n",
-			sz, sv.from_kernel ? "kernel" : "estimate", sv.optimized);
-	}
-	metric_head(f, "vmemmap_freed_pages", "Base 4 KiB vmemmap pages given back by HVO.");
-	for (size_t i = 0; i < st->n_pools; i++) {
-		struct hv_savings sv;
-
-		hv_pool_savings(st, &st->pools[i], &sv);
-		hv_format_kb(st->pools[i].size_kb, sz, sizeof(sz));
-		fprintf(f, "hvokit_vmemmap_freed_pages{size=\"%s\",source=\"%s\"} %" PRIu64 "\n",
-			sz, sv.from_kernel ? "kernel" : "estimate", sv.freed);
-	}
-	metric_head(f, "vmemmap_pgtable_pages", "Page-table pages allocated to split vmemmap PMDs.");
-	for (size_t i = 0; i < st->n_pools; i++) {
-		struct hv_savings sv;
-
-		hv_pool_savings(st, &st->pools[i], &sv);
-		hv_format_kb(st->pools[i].size_kb, sz, sizeof(sz));
-		fprintf(f, "hvokit_vmemmap_pgtable_pages{size=\"%s\",source=\"%s\"} %" PRIu64 "\n",
-			sz, sv.from_kernel ? "kernel" : "estimate", sv.pgtable);
-	}
+	metric_savings(f, st, "vmemmap_optimized_pages",
+		       "Huge pages whose vmemmap is optimized; source=estimate without kernel counters.",
+		       offsetof(struct hv_savings, optimized));
+	metric_savings(f, st, "vmemmap_freed_pages", "Base 4 KiB vmemmap pages given back by HVO.",
+		       offsetof(struct hv_savings, freed));
+	metric_savings(f, st, "vmemmap_pgtable_pages",
+		       "Page-table pages allocated to split vmemmap PMDs.",
+		       offsetof(struct hv_savings, pgtable));
 	hv_total_savings(st, &tot);
 	metric_head(f, "vmemmap_saved_bytes", "Memory HVO saves now, net of page tables (may be negative).");
 	fprintf(f, "hvokit_vmemmap_saved_bytes{source=\"%s\"} %" PRId64 "\n",
