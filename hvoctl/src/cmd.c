@@ -337,7 +337,7 @@ static int cmd_apply(struct ctx *x, int argc, char **argv)
 		goto out;
 	}
 	if (load_config(x, c) < 0 || !(st = read_state(x)) ||
-	    hv_plan_build(c, st, plan) < 0) {
+	    hv_plan_build(c, st, false, plan) < 0) {
 		rc = HV_EXIT_ERROR;
 		goto out;
 	}

@@ -44,7 +44,7 @@ static int node_sum(struct hv_target *t, size_t n)
 }
 
 int hv_plan_build(const struct hv_config *c, const struct hv_state *st,
-		  struct hv_plan *plan)
+		  bool next_boot, struct hv_plan *plan)
 {
 	int ret = 0;
 
@@ -60,7 +60,15 @@ int hv_plan_build(const struct hv_config *c, const struct hv_state *st,
 		if (sp->kind == HV_POOL_UNSET)
 			continue;
 		t->managed = true;
-		if (!hv_state_pool((struct hv_state *)st, t->size_kb)) {
+		if (!hv_state_pool((struct hv_state *)st, t->size_kb) && next_boot) {
+			/* The parameters are for the next boot, maybe of another
+			 * kernel or machine (an image built in a chroot). */
+			hv_err("note: %s: %s: the running kernel has no %s huge pages "
+			       "(%s/hugepages-%llukB missing); the next boot needs a "
+			       "kernel and CPU that have them",
+			       c->path, key, t->name, HV_HP_DIR,
+			       (unsigned long long)t->size_kb);
+		} else if (!hv_state_pool((struct hv_state *)st, t->size_kb)) {
 			hv_err("%s: %s: this kernel has no %s huge pages (%s/hugepages-%llukB missing)",
 			       c->path, key, t->name, HV_HP_DIR,
 			       (unsigned long long)t->size_kb);
@@ -158,7 +166,7 @@ int hv_cmdline_build(const struct hv_config *c, const struct hv_state *st,
 		kver = st->osrelease;
 	/* hugepages=N:C,... and hugetlb_cma=N:S,... appeared in 5.19. */
 	per_node_ok = hv_kernel_at_least(kver, 5, 19);
-	if (hv_plan_build(c, st, &plan) < 0)
+	if (hv_plan_build(c, st, true, &plan) < 0)
 		return -1;
 	sb_add(&b, "hugetlb_free_vmemmap=%s", c->hvo ? "on" : "off");
 	if (c->default_hugepagesz_kb) {

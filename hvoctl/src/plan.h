@@ -30,9 +30,10 @@ int hv_share_pages(uint64_t memtotal_kb, uint64_t reserve_bytes,
 		   unsigned percent, uint64_t size_kb, uint64_t *pages);
 
 /* Compute targets.  Prints errors (unknown node, missing pool size, no
- * NUMA info); returns 0 or -1. */
+ * NUMA info); returns 0 or -1.  next_boot: the targets are for kernel
+ * parameters, so a page size the running kernel lacks is only a note. */
 int hv_plan_build(const struct hv_config *c, const struct hv_state *st,
-		  struct hv_plan *plan);
+		  bool next_boot, struct hv_plan *plan);
 
 /* Kernel parameters for the config, for a kernel of release kver (NULL:
  * the running one from the state).  Warnings about older kernels go to the

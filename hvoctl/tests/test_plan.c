@@ -110,7 +110,7 @@ static void t_one_node_count(void **state)
 	char buf[512];
 
 	load(e, "POOL_1G=4\nPOOL_2M=0\nDEFAULT_HUGEPAGESZ=1G\n");
-	assert_int_equal(hv_plan_build(&e->cfg, &e->st, &e->plan), 0);
+	assert_int_equal(hv_plan_build(&e->cfg, &e->st, false, &e->plan), 0);
 	assert_true(e->plan.t[0].managed);
 	assert_false(e->plan.t[0].per_node);
 	assert_true(e->plan.t[0].global == 4);
@@ -128,7 +128,7 @@ static void t_two_nodes_percent(void **state)
 	char buf[512];
 
 	load(e, "HOST_RESERVE=4G\nPOOL_1G=50%\nPOOL_2M=10%\n");
-	assert_int_equal(hv_plan_build(&e->cfg, &e->st, &e->plan), 0);
+	assert_int_equal(hv_plan_build(&e->cfg, &e->st, false, &e->plan), 0);
 	assert_true(e->plan.t[0].per_node);
 	assert_true(e->plan.t[0].node[0] == 30); /* (64-4)/2 */
 	assert_true(e->plan.t[0].node[1] == 14); /* (32-4)/2 */
@@ -148,7 +148,7 @@ static void t_sparse_nodes_per_node(void **state)
 	char buf[512];
 
 	load(e, "POOL_1G=2:3,7:1\nCMA_1G=4G\nHVO=off\n");
-	assert_int_equal(hv_plan_build(&e->cfg, &e->st, &e->plan), 0);
+	assert_int_equal(hv_plan_build(&e->cfg, &e->st, false, &e->plan), 0);
 	assert_true(e->plan.t[0].node[0] == 0);
 	assert_true(e->plan.t[0].node[1] == 3);
 	assert_true(e->plan.t[0].node[2] == 0);
@@ -194,7 +194,7 @@ static void t_errors(void **state)
 	char buf[16];
 
 	load(e, "POOL_1G=0:1,4:2\n");
-	assert_int_equal(hv_plan_build(&e->cfg, &e->st, &e->plan), -1);
+	assert_int_equal(hv_plan_build(&e->cfg, &e->st, false, &e->plan), -1);
 	assert_non_null(strstr(log_text(e), "test.conf: POOL_1G: node 4 is not online"));
 	/* A kernel without 1G pages. */
 	fake_unlink(&e->f, "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages");
@@ -206,8 +206,19 @@ static void t_errors(void **state)
 		assert_int_equal(system(p), 0);
 	}
 	load(e, "POOL_1G=2\n");
-	assert_int_equal(hv_plan_build(&e->cfg, &e->st, &e->plan), -1);
+	assert_int_equal(hv_plan_build(&e->cfg, &e->st, false, &e->plan), -1);
 	assert_non_null(strstr(log_text(e), "this kernel has no 1G huge pages"));
+	/* ... but kernel parameters are for the next boot (an image built in
+	 * a chroot on another machine): only a note. */
+	{
+		char cl[512];
+
+		assert_int_equal(hv_plan_build(&e->cfg, &e->st, true, &e->plan), 0);
+		assert_int_equal(e->plan.t[0].global + e->plan.t[1].global, 2);
+		assert_int_equal(hv_cmdline_build(&e->cfg, &e->st, NULL, cl, sizeof(cl)), 0);
+		assert_non_null(strstr(cl, "hugepagesz=1G hugepages=2"));
+		assert_non_null(strstr(log_text(e), "note: test.conf: POOL_1G: the running kernel has no 1G"));
+	}
 	/* Too small a buffer is an error, not a truncated command line. */
 	load(e, "POOL_2M=0:100000,1:100000\n");
 	assert_int_equal(hv_cmdline_build(&e->cfg, &e->st, NULL, buf, sizeof(buf)), -1);
@@ -220,7 +231,7 @@ static void t_count_overflow(void **state)
 	struct env *e = *state = setup_env(2, NULL, mem);
 
 	load(e, "POOL_2M=0:18446744073709551615,1:1\n");
-	assert_int_equal(hv_plan_build(&e->cfg, &e->st, &e->plan), -1);
+	assert_int_equal(hv_plan_build(&e->cfg, &e->st, false, &e->plan), -1);
 	assert_non_null(strstr(log_text(e), "POOL_2M: total page count overflows"));
 }
 
