@@ -54,13 +54,15 @@ int hv_plan_build(const struct hv_config *c, const struct hv_state *st,
 		const struct hv_pool_spec *sp = &c->pool[k];
 		struct hv_target *t = &plan->t[k];
 		const char *key = hv_pool_keys[k].key;
+		bool have_size;
 
 		t->size_kb = hv_pool_keys[k].size_kb;
 		t->name = hv_pool_keys[k].name;
 		if (sp->kind == HV_POOL_UNSET)
 			continue;
 		t->managed = true;
-		if (!hv_state_pool((struct hv_state *)st, t->size_kb) && next_boot) {
+		have_size = hv_state_pool((struct hv_state *)st, t->size_kb);
+		if (!have_size && next_boot) {
 			/* The parameters are for the next boot, maybe of another
 			 * kernel or machine (an image built in a chroot). */
 			hv_err("note: %s: %s: the running kernel has no %s huge pages "
@@ -68,7 +70,7 @@ int hv_plan_build(const struct hv_config *c, const struct hv_state *st,
 			       "kernel and CPU that have them",
 			       c->path, key, t->name, HV_HP_DIR,
 			       (unsigned long long)t->size_kb);
-		} else if (!hv_state_pool((struct hv_state *)st, t->size_kb)) {
+		} else if (!have_size) {
 			hv_err("%s: %s: this kernel has no %s huge pages (%s/hugepages-%llukB missing)",
 			       c->path, key, t->name, HV_HP_DIR,
 			       (unsigned long long)t->size_kb);
