@@ -62,21 +62,21 @@ int hv_plan_build(const struct hv_config *c, const struct hv_state *st,
 			continue;
 		t->managed = true;
 		have_size = hv_state_pool((struct hv_state *)st, t->size_kb);
-		if (!have_size && next_boot) {
-			/* The parameters are for the next boot, maybe of another
-			 * kernel or machine (an image built in a chroot). */
-			hv_err("note: %s: %s: the running kernel has no %s huge pages "
-			       "(%s/hugepages-%llukB missing); the next boot needs a "
-			       "kernel and CPU that have them",
-			       c->path, key, t->name, HV_HP_DIR,
-			       (unsigned long long)t->size_kb);
-		} else if (!have_size) {
+		if (!have_size && !next_boot) {
 			hv_err("%s: %s: this kernel has no %s huge pages (%s/hugepages-%llukB missing)",
 			       c->path, key, t->name, HV_HP_DIR,
 			       (unsigned long long)t->size_kb);
 			ret = -1;
 			continue;
 		}
+		/* Kernel parameters are for the next boot, maybe of another
+		 * kernel or machine (an image built in a chroot). */
+		if (!have_size)
+			hv_err("note: %s: %s: the running kernel has no %s huge pages "
+			       "(%s/hugepages-%llukB missing); the next boot needs a "
+			       "kernel and CPU that have them",
+			       c->path, key, t->name, HV_HP_DIR,
+			       (unsigned long long)t->size_kb);
 		if (sp->kind == HV_POOL_COUNT) {
 			t->global = sp->count;
 			continue;
