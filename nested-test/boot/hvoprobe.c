@@ -152,6 +152,11 @@ static long set_pool(long size_kb, long count)
 	write_long(path, count);
 	got = read_long(path);
 	say("info pool %ld kB: asked %ld, have %ld", size_kb, count, got);
+	/* what holds the pages a shrink could not free */
+	if (got > count)
+		say("info pool %ld kB: free %ld, reserved %ld, surplus %ld", size_kb,
+		    hp_read(size_kb, "free_hugepages"), hp_read(size_kb, "resv_hugepages"),
+		    hp_read(size_kb, "surplus_hugepages"));
 	return got;
 }
 
