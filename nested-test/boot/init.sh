@@ -7,9 +7,14 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 
+# hvostress=SECONDS lengthens the stress scenario for soak runs (default 20).
 scenario=
+stress_seconds=20
 for arg in $(cat /proc/cmdline); do
-	case $arg in hvotest=*) scenario=${arg#hvotest=} ;; esac
+	case $arg in
+	hvotest=*) scenario=${arg#hvotest=} ;;
+	hvostress=*) stress_seconds=${arg#hvostress=} ;;
+	esac
 done
 echo "HVOPROBE: begin $scenario $(uname -r)"
 
@@ -51,7 +56,7 @@ stress)
 	# pools resized from several CPUs while a process maps hugetlbfs files
 	mkdir -p /mnt && mount -t tmpfs tmpfs /mnt && mkdir -p /mnt/huge &&
 		mount -t hugetlbfs -o pagesize=2M none /mnt/huge
-	hvoprobe stress 20
+	hvoprobe stress "$stress_seconds"
 	umount /mnt/huge; umount /mnt
 	# the tree's own selftests still pass afterwards
 	echo 256 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
