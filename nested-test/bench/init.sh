@@ -4,20 +4,50 @@
 export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
+mkdir -p /tmp
 scenario=
 for arg in $(cat /proc/cmdline); do
 	case $arg in hvotest=*) scenario=${arg#hvotest=} ;; esac
 done
 rounds=${BENCH_ROUNDS:-5}
+# hvowatch=SECONDS: a measurement that prints nothing for that long is a
+# hang: print every CPU's backtrace and the blocked tasks (sysrq l and w),
+# report it and power off, so that the run fails with its evidence.
+watch=120
 for arg in $(cat /proc/cmdline); do
-	case $arg in hvorounds=*) rounds=${arg#hvorounds=} ;; esac
+	case $arg in
+	hvorounds=*) rounds=${arg#hvorounds=} ;;
+	hvowatch=*) watch=${arg#hvowatch=} ;;
+	esac
 done
+
+watchdog() {
+	last=-1 still=0
+	while sleep 5; do
+		size=$(wc -c < /tmp/bench.out)
+		if [ "$size" != "$last" ]; then
+			last=$size still=0
+			continue
+		fi
+		still=$((still + 5))
+		[ "$still" -ge "$watch" ] || continue
+		echo "HVOBENCH: error no progress for $still s: backtraces follow"
+		echo 1 > /proc/sys/kernel/sysrq
+		echo l > /proc/sysrq-trigger
+		echo w > /proc/sysrq-trigger
+		sleep 5
+		poweroff -f
+	done
+}
+: > /tmp/bench.out
+watchdog &
+
 case $scenario in
 pool2m)		hvobench pool 2048 3072 "$rounds" ;;
 pool1g)		hvobench pool 1048576 4 "$rounds" ;;
 boot-on)	hvobench uptime boot-4x1GiB on ;;
 boot-off)	hvobench uptime boot-4x1GiB off ;;
 *)		echo "HVOBENCH: error unknown scenario '$scenario'" ;;
-esac
+esac 2>&1 | tee /tmp/bench.out
 echo "HVOPROBE: end $scenario"
 poweroff -f
