@@ -5,8 +5,9 @@ export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mkdir -p /tmp
+read -r cmdline < /proc/cmdline
 scenario=
-for arg in $(cat /proc/cmdline); do
+for arg in $cmdline; do
 	case $arg in hvotest=*) scenario=${arg#hvotest=} ;; esac
 done
 rounds=${BENCH_ROUNDS:-5}
@@ -14,7 +15,7 @@ rounds=${BENCH_ROUNDS:-5}
 # hang: print every CPU's backtrace and the blocked tasks (sysrq l and w),
 # report it and power off, so that the run fails with its evidence.
 watch=120
-for arg in $(cat /proc/cmdline); do
+for arg in $cmdline; do
 	case $arg in
 	hvorounds=*) rounds=${arg#hvorounds=} ;;
 	hvowatch=*) watch=${arg#hvowatch=} ;;
