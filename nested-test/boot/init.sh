@@ -7,7 +7,8 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 
-# hvostress=SECONDS lengthens the stress scenario for soak runs (default 20).
+# hvostress=SECONDS lengthens the stress and walkers scenarios for soak runs
+# (default 20).
 scenario=
 stress_seconds=20
 for arg in $(cat /proc/cmdline); do
@@ -18,10 +19,14 @@ for arg in $(cat /proc/cmdline); do
 done
 echo "HVOPROBE: begin $scenario $(uname -r)"
 
+mount_huge() {
+	mkdir -p /mnt && mount -t tmpfs tmpfs /mnt && mkdir -p /mnt/huge &&
+		mount -t hugetlbfs -o pagesize=2M none /mnt/huge
+}
+
 # The kernel tree's own selftests, built from the same tree (peer suite).
 selftests() {
-	mkdir -p /mnt && mount -t tmpfs tmpfs /mnt && mkdir -p /mnt/huge &&
-		mount -t hugetlbfs -o pagesize=2M none /mnt/huge || {
+	mount_huge || {
 		echo "HVOPROBE: not ok selftest-setup: cannot mount hugetlbfs"
 		return
 	}
@@ -33,8 +38,13 @@ selftests() {
 			sed 's/^/HVOPROBE: info   /' /tmp/$t.log
 		fi
 	done
-	umount /mnt/huge
+	umount /mnt/huge; umount /mnt
 }
+
+# The fault tests: a task blocked for 30 s is a hang worth reporting.
+case $scenario in
+walkers) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
+esac
 
 case $scenario in
 boot-on)
@@ -54,13 +64,16 @@ runtime)	hvoprobe runtime ;;
 shrink)		hvoprobe shrink 2 512 ;;
 stress)
 	# pools resized from several CPUs while a process maps hugetlbfs files
-	mkdir -p /mnt && mount -t tmpfs tmpfs /mnt && mkdir -p /mnt/huge &&
-		mount -t hugetlbfs -o pagesize=2M none /mnt/huge
+	mount_huge
 	hvoprobe stress "$stress_seconds"
 	umount /mnt/huge; umount /mnt
 	# the tree's own selftests still pass afterwards
 	echo 256 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 	selftests
+	;;
+walkers)
+	# pools resized while pfn walkers take references on struct pages
+	hvoprobe walkers "$stress_seconds"
 	;;
 *)		echo "HVOPROBE: not ok scenario: unknown '$scenario'" ;;
 esac
