@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,9 +41,22 @@
 /* one vmemmap PMD (2 MiB) maps the struct pages of 128 MiB of memory */
 #define PFNS_PER_VMEMMAP_PMD	(32768UL)
 
+/* uapi asm-generic/mman-common.h; glibc only has MADV_HWPOISON */
+#ifndef MADV_SOFT_OFFLINE
+#define MADV_SOFT_OFFLINE	101
+#endif
+
+#define KPF_LRU			5
+#define KPF_SLAB		7
+#define KPF_MMAP		11
+#define KPF_ANON		12
+#define KPF_SWAPCACHE		13
 #define KPF_COMPOUND_HEAD	15
 #define KPF_COMPOUND_TAIL	16
 #define KPF_HUGE		17
+#define KPF_HWPOISON		19
+#define KPF_PGTABLE		26
+#define KPF_RESERVED		32
 #define KPF(bit)		(1ULL << (bit))
 
 /* Free memory tolerance: slab and page cache move a little. */
@@ -310,6 +324,21 @@ static uint64_t *kpageflags_all(size_t *n)
 	return flags;
 }
 
+/* The /proc/kpageflags word of one pfn. */
+static uint64_t kpageflags(unsigned long pfn)
+{
+	static int fd = -1;
+	uint64_t f;
+
+	if (fd < 0)
+		fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die("/proc/kpageflags: %s", strerror(errno));
+	if (pread(fd, &f, sizeof(f), (off_t)pfn * sizeof(f)) != sizeof(f))
+		die("/proc/kpageflags at pfn %#lx: %s", pfn, strerror(errno));
+	return f;
+}
+
 /*
  * Whether pfn heads a HugeTLB page of size_kb (2 MiB or 1 GiB): a 1 GiB
  * page's pfn+512 is still one of its tails, a 2 MiB page's is not.
@@ -323,6 +352,19 @@ static bool is_head_of(const uint64_t *flags, size_t n, size_t pfn, long size_kb
 		return false;
 	tail512 = pfn + 512 < n && (flags[pfn + 512] & KPF(KPF_COMPOUND_TAIL));
 	return size_kb == SZ_1G_KB ? tail512 : !tail512;
+}
+
+/* Head pfns of the HugeTLB pages of size_kb, at most max of them. */
+static size_t pool_heads(long size_kb, unsigned long *heads, size_t max)
+{
+	size_t n, pfn, got = 0;
+	uint64_t *flags = kpageflags_all(&n);
+
+	for (pfn = 0; pfn < n && got < max; pfn++)
+		if (is_head_of(flags, n, pfn, size_kb))
+			heads[got++] = pfn;
+	free(flags);
+	return got;
 }
 
 /*
@@ -807,6 +849,24 @@ static char *klog_read(void)
 	return buf;
 }
 
+/* The last kernel log line that contains needle, copied to line; false if none. */
+static bool klog_last_line(const char *needle, char *line, size_t size)
+{
+	char *buf = klog_read(), *p = buf, *hit = NULL;
+
+	while ((p = strstr(p, needle))) {
+		hit = p;
+		p += strcspn(p, "\n");
+	}
+	if (hit) {
+		while (hit > buf && hit[-1] != '\n')
+			hit--;
+		snprintf(line, size, "%.*s", (int)strcspn(hit, "\n"), hit);
+	}
+	free(buf);
+	return hit != NULL;
+}
+
 /*
  * No WARN, BUG, Oops, stall, lockup or hung task in the kernel log, and no
  * memory failure that could not be handled ("Memory failure: 0x...:
@@ -844,6 +904,648 @@ static void scenario_dmesg(void)
 	free(buf);
 }
 
+/* ---- fault: hardware errors and soft offlining meet HVO ---- */
+
+#define CORRUPT_PFN		"/sys/kernel/debug/hwpoison/corrupt-pfn"
+#define SOFT_OFFLINE_PAGE	"/sys/devices/system/memory/soft_offline_page"
+#define NR_2M			"/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+/* a tail whose struct page HVO maps read-only (the second vmemmap page) */
+#define RO_TAIL			65
+
+/* Writes v to a sysfs or debugfs file; returns 0 or the write's errno. */
+static int try_write(const char *path, unsigned long long v)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%llu\n", v);
+	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, buf, len) != len)
+		err = errno ? errno : EIO;
+	close(fd);
+	return err;
+}
+
+/* The pfn behind a virtual address of this process, 0 if not present. */
+static unsigned long pagemap_pfn(const void *addr)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t e;
+
+	if (fd < 0)
+		die("/proc/self/pagemap: %s", strerror(errno));
+	if (pread(fd, &e, sizeof(e), (off_t)((uintptr_t)addr >> PAGE_SHIFT) * sizeof(e)) !=
+	    sizeof(e))
+		die("/proc/self/pagemap: %s", strerror(errno));
+	close(fd);
+	return (e >> 63) ? (unsigned long)(e & ((1ULL << 55) - 1)) : 0;
+}
+
+static const char *status_str(int status)
+{
+	static char buf[64];
+
+	if (WIFSIGNALED(status))
+		snprintf(buf, sizeof(buf), "killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, sizeof(buf), "exit %d", WEXITSTATUS(status));
+	return buf;
+}
+
+/* A pfn taken out by memory_failure() or soft offline: poisoned, in no HugeTLB page. */
+static void check_poisoned(const char *name, unsigned long pfn)
+{
+	uint64_t f = kpageflags(pfn);
+
+	check((f & KPF(KPF_HWPOISON)) && !(f & KPF(KPF_HUGE)), name,
+	      "pfn %#lx: hwpoison %d, huge %d (kpageflags %#llx)", pfn,
+	      !!(f & KPF(KPF_HWPOISON)), !!(f & KPF(KPF_HUGE)), (unsigned long long)f);
+}
+
+/* What memory_failure() said it did about pfn: "<type>: Recovered". */
+static void check_mf_result(const char *name, unsigned long pfn, const char *type)
+{
+	char needle[64], line[256], want[96];
+
+	snprintf(needle, sizeof(needle), "Memory failure: %#lx: recovery action for ", pfn);
+	if (!klog_last_line(needle, line, sizeof(line))) {
+		check(false, name, "no '%s' line in the kernel log", needle);
+		return;
+	}
+	snprintf(want, sizeof(want), "recovery action for %s: Recovered", type);
+	check(strstr(line, want) != NULL, name, "%s", strstr(line, "Memory failure"));
+}
+
+/* HardwareCorrupted of /proc/meminfo grew by one 4 kB page per error. */
+static void check_corrupted(const char *name, long before, long pages)
+{
+	check_eq(before + pages * KIB_PER_PAGE, meminfo("HardwareCorrupted"), name);
+}
+
+/*
+ * The pool lost the poisoned page and only that one: every page left is
+ * free and optimized, and the counters say so.
+ */
+static void check_pool_after(const char *when, long size_kb, long nr)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "%s.%ldkB.nr", when, size_kb);
+	check_eq(nr, hp_read(size_kb, "nr_hugepages"), name);
+	snprintf(name, sizeof(name), "%s.%ldkB.all-free", when, size_kb);
+	check_eq(nr, hp_read(size_kb, "free_hugepages"), name);
+	if (nr) {
+		check_optimized(when, size_kb, nr);
+		check_nodes(size_kb, when);
+	} else {
+		check_adds_up(when, size_kb);
+	}
+	if (size_kb == SZ_2M_KB) {
+		snprintf(name, sizeof(name), "%s.meminfo-HugePages_Total", when);
+		check_eq(nr, meminfo("HugePages_Total"), name);
+	}
+	check_meminfo_line(when);
+}
+
+/* The poisoned pfns, as found by the last poison_survey(). */
+static unsigned long *poisoned;
+static size_t nr_poisoned;
+
+/*
+ * With every pool empty no struct page is a read-only alias, so
+ * /proc/kpageflags shows every poisoned pfn: there must be as many as
+ * HardwareCorrupted counts.
+ */
+static void poison_survey(const char *when)
+{
+	size_t n, pfn;
+	uint64_t *flags;
+	char name[128];
+
+	if (hp_read(SZ_2M_KB, "nr_hugepages") || hp_read(SZ_1G_KB, "nr_hugepages"))
+		die("poison_survey: the pools are not empty");
+	flags = kpageflags_all(&n);
+	free(poisoned);
+	poisoned = NULL;
+	nr_poisoned = 0;
+	for (pfn = 0; pfn < n; pfn++) {
+		if (!(flags[pfn] & KPF(KPF_HWPOISON)))
+			continue;
+		poisoned = realloc(poisoned, (nr_poisoned + 1) * sizeof(*poisoned));
+		if (!poisoned)
+			die("out of memory");
+		poisoned[nr_poisoned++] = pfn;
+	}
+	free(flags);
+	snprintf(name, sizeof(name), "%s.poisoned-pfns-equal-HardwareCorrupted", when);
+	check_eq(meminfo("HardwareCorrupted"), (long)nr_poisoned * KIB_PER_PAGE, name);
+}
+
+/* After the pool grew again: no pfn of the last survey is in a HugeTLB page. */
+static void check_poison_outside_pool(const char *when)
+{
+	size_t i, bad = 0;
+	char name[128];
+
+	for (i = 0; i < nr_poisoned; i++) {
+		if (kpageflags(poisoned[i]) & KPF(KPF_HUGE)) {
+			if (bad++ < 8)
+				say("info %s: poisoned pfn %#lx is in a HugeTLB page", when,
+				    poisoned[i]);
+		}
+	}
+	snprintf(name, sizeof(name), "%s.no-poisoned-pfn-in-pool", when);
+	check(bad == 0, name, "%zu of %zu poisoned pfns in HugeTLB pages", bad, nr_poisoned);
+}
+
+/*
+ * a. Hardware errors in free 2 MiB pages, one at a struct page that HVO
+ * maps read-only, one at a tail in the writable vmemmap page: each page is
+ * dissolved, its vmemmap restored, and only the bad 4 KiB page is lost.
+ */
+static void fault_free_2m(void)
+{
+	const long pool = 64;
+	const int offsets[2] = { RO_TAIL, 3 };
+	unsigned long heads[64], pfn;
+	char name[128];
+	long hc, nr = pool;
+	size_t n;
+	int i, err;
+
+	need_pool(SZ_2M_KB, pool);
+	check_optimized("fault-free-grown", SZ_2M_KB, pool);
+	n = pool_heads(SZ_2M_KB, heads, pool);
+	check_eq(pool, n, "fault-free.heads-in-kpageflags");
+	if (n < 2)
+		return;
+	for (i = 0; i < 2; i++) {
+		pfn = heads[(i + 1) * n / 3] + offsets[i];
+		hc = meminfo("HardwareCorrupted");
+		err = try_write(CORRUPT_PFN, pfn);
+		snprintf(name, sizeof(name), "fault-free.head+%d.accepted", offsets[i]);
+		check(err == 0, name, "corrupt-pfn %#lx (head %#lx + %d): %s", pfn,
+		      pfn - offsets[i], offsets[i], strerror(err));
+		nr--;
+		snprintf(name, sizeof(name), "fault-free.head+%d", offsets[i]);
+		check_pool_after(name, SZ_2M_KB, nr);
+		snprintf(name, sizeof(name), "fault-free.head+%d.HardwareCorrupted", offsets[i]);
+		check_corrupted(name, hc, 1);
+		snprintf(name, sizeof(name), "fault-free.head+%d.pfn-poisoned", offsets[i]);
+		check_poisoned(name, pfn);
+		snprintf(name, sizeof(name), "fault-free.head+%d.dissolved", offsets[i]);
+		check(!(kpageflags(pfn - offsets[i]) & KPF(KPF_HUGE)), name,
+		      "head %#lx is no HugeTLB page any more", pfn - offsets[i]);
+		snprintf(name, sizeof(name), "fault-free.head+%d.memory-failure", offsets[i]);
+		check_mf_result(name, pfn, "free huge page");
+	}
+	check_emptied("fault-free-emptied", SZ_2M_KB);
+	poison_survey("fault-free");
+	need_pool(SZ_2M_KB, pool);
+	check_optimized("fault-free-regrown", SZ_2M_KB, pool);
+	check_poison_outside_pool("fault-free-regrown");
+	check_emptied("fault-free-final", SZ_2M_KB);
+}
+
+/* b. The same for a 1 GiB page from the CMA area: 4095 vmemmap pages restored. */
+static void fault_free_1g(void)
+{
+	unsigned long head, pfn;
+	long hc;
+	int err;
+
+	if (need_pool(SZ_1G_KB, 1) != 1)
+		return;
+	check_optimized("fault-1g-grown", SZ_1G_KB, 1);
+	if (pool_heads(SZ_1G_KB, &head, 1) != 1) {
+		check(false, "fault-1g.head-in-kpageflags", "no 1 GiB head in /proc/kpageflags");
+		return;
+	}
+	/* in the 65th vmemmap page: a read-only alias */
+	pfn = head + 4096 + 1;
+	hc = meminfo("HardwareCorrupted");
+	err = try_write(CORRUPT_PFN, pfn);
+	check(err == 0, "fault-1g.accepted", "corrupt-pfn %#lx (head %#lx + 4097): %s", pfn,
+	      head, strerror(err));
+	check_pool_after("fault-1g", SZ_1G_KB, 0);
+	check_corrupted("fault-1g.HardwareCorrupted", hc, 1);
+	check_poisoned("fault-1g.pfn-poisoned", pfn);
+	check(!(kpageflags(head) & KPF(KPF_HUGE)), "fault-1g.dissolved",
+	      "head %#lx is no HugeTLB page any more", head);
+	check_mf_result("fault-1g.memory-failure", pfn, "free huge page");
+	poison_survey("fault-1g");
+}
+
+/*
+ * A child maps one 2 MiB page of a hugetlbfs file, touches it, injects an
+ * error at a read-only tail with MADV_HWPOISON and reads it: it must die of
+ * SIGBUS.  Returns the poisoned pfn, 0 if the child did not get that far.
+ */
+static unsigned long hwpoison_child(const char *when, const char *path, int flags)
+{
+	unsigned long pfn = 0;
+	int pipefd[2], status;
+	pid_t pid;
+	char name[128];
+
+	if (pipe(pipefd))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		int fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+		char *p;
+
+		close(pipefd[0]);
+		if (fd < 0) {
+			say("info %s: %s: %s", when, path, strerror(errno));
+			_exit(2);
+		}
+		p = mmap(NULL, SZ_2M_KB << 10, PROT_READ | PROT_WRITE, flags, fd, 0);
+		if (p == MAP_FAILED) {
+			say("info %s: mmap: %s", when, strerror(errno));
+			_exit(2);
+		}
+		memset(p, 0x5a, SZ_2M_KB << 10);
+		pfn = pagemap_pfn(p + RO_TAIL * 4096);
+		if (write(pipefd[1], &pfn, sizeof(pfn)) != sizeof(pfn))
+			_exit(2);
+		if (madvise(p + RO_TAIL * 4096, 4096, MADV_HWPOISON)) {
+			say("info %s: madvise(MADV_HWPOISON): %s", when, strerror(errno));
+			_exit(3);
+		}
+		/* the poisoned page must not be readable any more */
+		if (*(volatile char *)(p + RO_TAIL * 4096) == 0x5a)
+			_exit(4);
+		_exit(5);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &pfn, sizeof(pfn)) != sizeof(pfn))
+		pfn = 0;
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) < 0)
+		die("waitpid: %s", strerror(errno));
+	snprintf(name, sizeof(name), "%s.sigbus", when);
+	check(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS, name,
+	      "child reading poisoned pfn %#lx: %s", pfn, status_str(status));
+	unlink(path);
+	return pfn;
+}
+
+/*
+ * c. MADV_HWPOISON on a private mapping: the huge page is dissolved once
+ * the child is gone, only the bad 4 KiB page is lost.
+ */
+static void fault_madvise(void)
+{
+	const long pool = 8;
+	unsigned long pfn;
+	long hc;
+
+	need_pool(SZ_2M_KB, pool);
+	hc = meminfo("HardwareCorrupted");
+	pfn = hwpoison_child("fault-madvise", "/mnt/huge/hwpoison", MAP_PRIVATE);
+	if (!pfn) {
+		check(false, "fault-madvise.mapped", "the child did not map the page");
+		return;
+	}
+	check_pool_after("fault-madvise", SZ_2M_KB, pool - 1);
+	check_corrupted("fault-madvise.HardwareCorrupted", hc, 1);
+	check_poisoned("fault-madvise.pfn-poisoned", pfn);
+	check_mf_result("fault-madvise.memory-failure", pfn, "huge page");
+	check_emptied("fault-madvise-emptied", SZ_2M_KB);
+	poison_survey("fault-madvise");
+}
+
+/*
+ * d. Soft offline: of a mapped page at a read-only tail (the page migrates,
+ * its data with it), and of a free page through sysfs.
+ */
+static void fault_soft_offline(void)
+{
+	const long pool = 8;
+	const size_t len = SZ_2M_KB << 10;
+	unsigned long old, moved, tail, heads[8], pfn;
+	long hc, bad = 0;
+	uint32_t *w;
+	size_t i, n;
+	int fd, err;
+
+	need_pool(SZ_2M_KB, pool);
+	fd = open("/mnt/huge/soft", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die("/mnt/huge/soft: %s", strerror(errno));
+	w = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (w == MAP_FAILED)
+		die("mmap /mnt/huge/soft: %s", strerror(errno));
+	for (i = 0; i < len / sizeof(*w); i++)
+		w[i] = (uint32_t)(i * 2654435761u);
+	old = pagemap_pfn(w);
+	tail = pagemap_pfn((char *)w + RO_TAIL * 4096);
+	hc = meminfo("HardwareCorrupted");
+	err = madvise((char *)w + RO_TAIL * 4096, 4096, MADV_SOFT_OFFLINE) ? errno : 0;
+	check(err == 0, "fault-soft-mapped.accepted", "MADV_SOFT_OFFLINE of pfn %#lx: %s",
+	      tail, strerror(err));
+	for (i = 0; i < len / sizeof(*w); i++)
+		bad += w[i] != (uint32_t)(i * 2654435761u);
+	check_eq(0, bad, "fault-soft-mapped.data-preserved");
+	moved = pagemap_pfn(w);
+	check(moved && moved != old, "fault-soft-mapped.migrated", "head pfn %#lx, now %#lx",
+	      old, moved);
+	munmap(w, len);
+	close(fd);
+	unlink("/mnt/huge/soft");
+	check_pool_after("fault-soft-mapped", SZ_2M_KB, pool - 1);
+	check_corrupted("fault-soft-mapped.HardwareCorrupted", hc, 1);
+	check_poisoned("fault-soft-mapped.pfn-poisoned", tail);
+
+	n = pool_heads(SZ_2M_KB, heads, 8);
+	if (!n) {
+		check(false, "fault-soft-free.head", "no 2 MiB page in /proc/kpageflags");
+		return;
+	}
+	pfn = heads[n / 2] + RO_TAIL;
+	hc = meminfo("HardwareCorrupted");
+	err = try_write(SOFT_OFFLINE_PAGE, (unsigned long long)pfn << PAGE_SHIFT);
+	check(err == 0, "fault-soft-free.accepted", "soft_offline_page of pfn %#lx: %s", pfn,
+	      strerror(err));
+	check_pool_after("fault-soft-free", SZ_2M_KB, pool - 2);
+	check_corrupted("fault-soft-free.HardwareCorrupted", hc, 1);
+	check_poisoned("fault-soft-free.pfn-poisoned", pfn);
+	check_emptied("fault-soft-emptied", SZ_2M_KB);
+	poison_survey("fault-soft");
+}
+
+#define RACE_POOL	768
+#define RACE_SHOTS	4096
+
+struct race_log {
+	long rounds, shots, skipped, in_use;
+	unsigned long pfn[RACE_SHOTS];
+	int err[RACE_SHOTS];
+};
+
+/*
+ * Pages that someone else uses: an error there would kill a process of the
+ * test or hit a kernel object, which says nothing about HVO.
+ */
+#define KPF_OTHER_USE	(KPF(KPF_LRU) | KPF(KPF_SLAB) | KPF(KPF_MMAP) | KPF(KPF_ANON) | \
+			 KPF(KPF_SWAPCACHE) | KPF(KPF_PGTABLE) | KPF(KPF_RESERVED))
+
+/*
+ * Shoots at read-only tails of the pages the pool had, while it changes:
+ * the pages are then free, HugeTLB pages, or on their way between both.
+ */
+static void race_shooter(struct race_log *log, const unsigned long *heads, size_t n,
+			 const struct timespec *end)
+{
+	unsigned long pfn;
+	uint64_t f;
+	size_t i;
+
+	for (i = 0; before(end) && log->shots < RACE_SHOTS; i++) {
+		/* 65..511: every struct page of the read-only vmemmap pages */
+		pfn = heads[i % n] + RO_TAIL + (i * 37 + i / n * 101) % (512 - RO_TAIL);
+		f = kpageflags(pfn);
+		if (f & KPF(KPF_HWPOISON)) {
+			log->skipped++;
+			continue;
+		}
+		if (f & KPF_OTHER_USE) {
+			log->in_use++;
+			continue;
+		}
+		log->pfn[log->shots] = pfn;
+		log->err[log->shots] = try_write(CORRUPT_PFN, pfn);
+		log->shots++;
+	}
+}
+
+/*
+ * e. Hardware errors while the pool grows and shrinks: the pages being
+ * optimized and restored are hit at their read-only tails.
+ */
+static void fault_race(int seconds)
+{
+	static const int errs[] = { 0, EBUSY, EHWPOISON, EIO, ENXIO, EFAULT };
+	unsigned long *heads = calloc(RACE_POOL, sizeof(*heads));
+	struct race_log *log;
+	struct timespec end;
+	long accepted = 0, lost = 0, counts[6] = { 0 }, other = 0, got;
+	int i, k, status;
+	size_t n, s;
+	pid_t pid[2];
+	char name[64];
+
+	if (!heads)
+		die("out of memory");
+	log = mmap(NULL, sizeof(*log), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (log == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	need_pool(SZ_2M_KB, RACE_POOL);
+	n = pool_heads(SZ_2M_KB, heads, RACE_POOL);
+	check_eq(RACE_POOL, n, "fault-race.heads-in-kpageflags");
+	set_pool(SZ_2M_KB, 0);
+	if (!n)
+		return;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += seconds;
+	for (i = 0; i < 2; i++) {
+		pid[i] = fork();
+		if (pid[i] < 0)
+			die("fork: %s", strerror(errno));
+		if (pid[i])
+			continue;
+		if (i == 0) {
+			while (before(&end)) {
+				poke(NR_2M, RACE_POOL);
+				poke(NR_2M, 0);
+				log->rounds++;
+			}
+		} else {
+			race_shooter(log, heads, n, &end);
+		}
+		_exit(0);
+	}
+	for (i = 0; i < 2; i++) {
+		if (waitpid(pid[i], &status, 0) < 0)
+			die("waitpid: %s", strerror(errno));
+		snprintf(name, sizeof(name), "fault-race.%s-exited",
+			 i ? "shooter" : "resizer");
+		check(WIFEXITED(status) && !WEXITSTATUS(status), name, "%s", status_str(status));
+	}
+
+	for (s = 0; s < (size_t)log->shots; s++) {
+		for (k = 0; k < 6 && log->err[s] != errs[k]; k++)
+			;
+		if (k < 6)
+			counts[k]++;
+		else
+			other++;
+	}
+	accepted = counts[0];
+	say("info fault-race: %ld grow/shrink rounds of %d pages, %ld shots, %ld accepted, "
+	    "%ld skipped (already poisoned), %ld skipped (used by others)", log->rounds,
+	    RACE_POOL, log->shots, accepted, log->skipped, log->in_use);
+	say("info fault-race: refused: EBUSY %ld, EHWPOISON %ld, EIO %ld, ENXIO %ld, "
+	    "EFAULT %ld, other %ld", counts[1], counts[2], counts[3], counts[4], counts[5], other);
+	check(log->rounds > 0 && log->shots > 0, "fault-race.raced",
+	      "%ld rounds, %ld shots", log->rounds, log->shots);
+
+	/* the kernel is alive and what the pool holds now adds up */
+	got = hp_read(SZ_2M_KB, "nr_hugepages");
+	check_eq(got, meminfo("HugePages_Total"), "fault-race.meminfo-HugePages_Total");
+	check_adds_up("fault-race", SZ_2M_KB);
+	check_meminfo_line("fault-race");
+	check_emptied("fault-race-emptied", SZ_2M_KB);
+
+	/* an accepted error leaves its pfn poisoned */
+	for (s = 0; s < (size_t)log->shots; s++) {
+		if (log->err[s] || (kpageflags(log->pfn[s]) & KPF(KPF_HWPOISON)))
+			continue;
+		if (lost++ < 8)
+			say("info fault-race: accepted shot at pfn %#lx left no poison", log->pfn[s]);
+	}
+	check(lost == 0, "fault-race.accepted-shots-poisoned",
+	      "%ld of %ld accepted shots left no poisoned pfn", lost, accepted);
+	/* refused ones may still have been counted in HardwareCorrupted */
+	for (s = 0, lost = 0; s < (size_t)log->shots; s++) {
+		if (!log->err[s] || (kpageflags(log->pfn[s]) & KPF(KPF_HWPOISON)))
+			continue;
+		if (lost++ < 8)
+			say("info fault-race: refused shot at pfn %#lx (%s) left no poison",
+			    log->pfn[s], strerror(log->err[s]));
+	}
+	poison_survey("fault-race");
+	got = set_pool(SZ_2M_KB, RACE_POOL);
+	check_optimized("fault-race-regrown", SZ_2M_KB, got);
+	check_poison_outside_pool("fault-race-regrown");
+	check_emptied("fault-race-final", SZ_2M_KB);
+	munmap(log, sizeof(*log));
+	free(heads);
+}
+
+/*
+ * c, shared mapping: a page of a hugetlbfs file's page cache with an error
+ * stays held by the kernel (6.1 does not free it), but it must never be
+ * counted free or handed out again, and the rest of the pool must work.
+ * Last, because that page never leaves the pool.
+ */
+static void fault_madvise_shared(void)
+{
+	const long pool = 8;
+	unsigned long pfn, head;
+	long hc, nr, held, free_pages, res[2] = { -1, -1 };
+	int pipefd[2], status;
+	pid_t pid;
+
+	need_pool(SZ_2M_KB, pool);
+	hc = meminfo("HardwareCorrupted");
+	pfn = hwpoison_child("fault-shared", "/mnt/huge/hwpoison-shared", MAP_SHARED);
+	if (!pfn) {
+		check(false, "fault-shared.mapped", "the child did not map the page");
+		return;
+	}
+	head = pfn - RO_TAIL;
+	check_corrupted("fault-shared.HardwareCorrupted", hc, 1);
+	nr = hp_read(SZ_2M_KB, "nr_hugepages");
+	free_pages = hp_read(SZ_2M_KB, "free_hugepages");
+	held = nr - free_pages;
+	say("info fault-shared: %ld pages, %ld free, %ld held after the child exited", nr,
+	    free_pages, held);
+	check(nr >= pool - 1 && held >= 0 && held <= 1 && nr - held == pool - 1,
+	      "fault-shared.only-the-poisoned-page-unavailable",
+	      "%ld pages, %ld free, of %ld", nr, free_pages, pool);
+	check_adds_up("fault-shared", SZ_2M_KB);
+
+	/* every free page can be mapped, and none is the poisoned one */
+	if (pipe(pipefd))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		size_t len = (size_t)free_pages * (SZ_2M_KB << 10), off;
+		int fd = open("/mnt/huge/all", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+		char *p = fd < 0 ? MAP_FAILED :
+			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		long out[2] = { 0, 0 };
+
+		close(pipefd[0]);
+		if (p == MAP_FAILED)
+			_exit(2);
+		for (off = 0; off < len; off += SZ_2M_KB << 10) {
+			p[off] = 1;
+			out[0]++;
+			out[1] += pagemap_pfn(p + off) == head;
+		}
+		if (write(pipefd[1], out, sizeof(out)) != sizeof(out))
+			_exit(2);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], res, sizeof(res)) != sizeof(res))
+		res[0] = res[1] = -1;
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) < 0)
+		die("waitpid: %s", strerror(errno));
+	unlink("/mnt/huge/all");
+	check(WIFEXITED(status) && !WEXITSTATUS(status) && res[0] == free_pages,
+	      "fault-shared.free-pages-usable", "%ld of %ld free pages mapped: %s", res[0],
+	      free_pages, status_str(status));
+	check_eq(0, res[1], "fault-shared.poisoned-page-not-handed-out");
+
+	set_pool(SZ_2M_KB, 0);
+	check_eq(held, hp_read(SZ_2M_KB, "nr_hugepages"), "fault-shared-emptied.only-held-left");
+	check_adds_up("fault-shared-emptied", SZ_2M_KB);
+	check_meminfo_line("fault-shared-emptied");
+}
+
+/* The kernel oopsed (taint D): memory_failure() may hold its mutex forever. */
+static bool kernel_oopsed(const char *after)
+{
+	long taint = read_long("/proc/sys/kernel/tainted");
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s.no-oops", after);
+	check(!(taint & (1 << 7)), name, "kernel taint %#lx%s", taint,
+	      taint & (1 << 7) ? ": oopsed, the remaining steps are skipped" : "");
+	return taint & (1 << 7);
+}
+
+/* race_seconds 0 leaves the race out. */
+static void scenario_fault(int race_seconds)
+{
+	if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) && errno != EBUSY)
+		die("mount debugfs: %s", strerror(errno));
+	if (access(CORRUPT_PFN, W_OK))
+		die("%s: %s (CONFIG_HWPOISON_INJECT?)", CORRUPT_PFN, strerror(errno));
+	check_eq(0, meminfo("HardwareCorrupted"), "fault.no-errors-at-boot");
+	fault_free_2m();
+	if (kernel_oopsed("fault-free"))
+		return;
+	fault_free_1g();
+	if (kernel_oopsed("fault-1g"))
+		return;
+	fault_madvise();
+	if (kernel_oopsed("fault-madvise"))
+		return;
+	fault_soft_offline();
+	if (kernel_oopsed("fault-soft"))
+		return;
+	if (race_seconds) {
+		fault_race(race_seconds);
+		if (kernel_oopsed("fault-race"))
+			return;
+	}
+	fault_madvise_shared();
+	kernel_oopsed("fault-shared");
+}
+
 static long arg_long(int argc, char **argv, int i, long def)
 {
 	char *end;
@@ -876,11 +1578,13 @@ int main(int argc, char **argv)
 		scenario_stress(nr_1g ? (int)nr_1g : 20);
 	else if (!strcmp(s, "walkers"))
 		scenario_walkers(nr_1g ? (int)nr_1g : 20);
+	else if (!strcmp(s, "fault"))
+		scenario_fault(argc > 2 ? (int)nr_1g : 15);
 	else if (!strcmp(s, "dmesg"))
 		scenario_dmesg();
 	else
 		die("usage: hvoprobe boot-on|boot-off|runtime|shrink [NR_1G [NR_2M]] | "
-		    "stress|walkers [SECONDS] | dmesg");
+		    "stress|walkers|fault [SECONDS] | dmesg");
 
 	say("done %s (%d failed)", s, failures);
 	return failures ? 1 : 0;

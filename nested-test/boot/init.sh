@@ -9,12 +9,16 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 
 # hvostress=SECONDS lengthens the stress and walkers scenarios for soak runs
 # (default 20).
+# hvofault=SECONDS sets the length of the fault scenario's race (default 15,
+# 0 leaves it out).
 scenario=
 stress_seconds=20
+fault_seconds=15
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	hvotest=*) scenario=${arg#hvotest=} ;;
 	hvostress=*) stress_seconds=${arg#hvostress=} ;;
+	hvofault=*) fault_seconds=${arg#hvofault=} ;;
 	esac
 done
 echo "HVOPROBE: begin $scenario $(uname -r)"
@@ -41,9 +45,9 @@ selftests() {
 	umount /mnt/huge; umount /mnt
 }
 
-# The fault tests: a task blocked for 30 s is a hang worth reporting.
+# The fault scenarios: a task blocked for 30 s is a hang worth reporting.
 case $scenario in
-walkers) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
+fault|walkers) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
 esac
 
 case $scenario in
@@ -70,6 +74,11 @@ stress)
 	# the tree's own selftests still pass afterwards
 	echo 256 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 	selftests
+	;;
+fault)
+	# hardware errors and soft offlining in free, mapped and changing pools
+	mount_huge
+	hvoprobe fault "$fault_seconds"
 	;;
 walkers)
 	# pools resized while pfn walkers take references on struct pages
