@@ -849,6 +849,20 @@ static char *klog_read(void)
 	return buf;
 }
 
+/* Lines of the kernel log that contain needle. */
+static long klog_count(const char *needle)
+{
+	char *buf = klog_read(), *p = buf;
+	long n = 0;
+
+	while ((p = strstr(p, needle))) {
+		n++;
+		p += strcspn(p, "\n");
+	}
+	free(buf);
+	return n;
+}
+
 /* The last kernel log line that contains needle, copied to line; false if none. */
 static bool klog_last_line(const char *needle, char *line, size_t size)
 {
@@ -925,6 +939,17 @@ static int try_write(const char *path, unsigned long long v)
 		err = errno ? errno : EIO;
 	close(fd);
 	return err;
+}
+
+static void write_str(const char *path, const char *v)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	fputs(v, f);
+	if (fclose(f) != 0)
+		die("write '%s' to %s: %s", v, path, strerror(errno));
 }
 
 /* The pfn behind a virtual address of this process, 0 if not present. */
@@ -1546,6 +1571,96 @@ static void scenario_fault(int race_seconds)
 	kernel_oopsed("fault-shared");
 }
 
+/* ---- restorefail: the vmemmap of a freed page cannot be restored ---- */
+
+#define FAIL_PAGE_ALLOC	"/sys/kernel/debug/fail_page_alloc/"
+
+/*
+ * Shrink an optimized pool while the page allocator fails 30% of this
+ * process's allocations: the pages whose vmemmap could not be restored
+ * stay in the pool, optimized, and go away on the next shrink.
+ */
+static void scenario_restorefail(void)
+{
+	static const char *const attrs[][2] = {
+		{ "task-filter", "Y" }, { "probability", "30" }, { "interval", "1" },
+		{ "times", "-1" }, { "ignore-gfp-wait", "N" }, { "ignore-gfp-highmem", "N" },
+		{ "min-order", "0" }, { "verbose", "1" },
+	};
+	const char *needle = "FAULT_INJECTION: forcing a failure";
+	const long pool = 512;
+	int errs[20], tries = 0, nr_fd, mif_fd, i;
+	long free0, lines0, injected, kept, surplus, pgt;
+	char path[128], msg[256] = "";
+	struct hvo s;
+
+	if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) && errno != EBUSY)
+		die("mount debugfs: %s", strerror(errno));
+	free0 = free_kb();
+	need_pool(SZ_2M_KB, pool);
+	check_optimized("restorefail-grown", SZ_2M_KB, pool);
+
+	for (i = 0; i < (int)(sizeof(attrs) / sizeof(attrs[0])); i++) {
+		snprintf(path, sizeof(path), FAIL_PAGE_ALLOC "%s", attrs[i][0]);
+		write_str(path, attrs[i][1]);
+	}
+	lines0 = klog_count(needle);
+	nr_fd = open(NR_2M, O_WRONLY | O_CLOEXEC);
+	mif_fd = open("/proc/self/make-it-fail", O_WRONLY | O_CLOEXEC);
+	if (nr_fd < 0 || mif_fd < 0)
+		die("open %s or make-it-fail: %s", NR_2M, strerror(errno));
+	/* no page faults of our own while our allocations fail */
+	if (mlockall(MCL_CURRENT))
+		die("mlockall: %s", strerror(errno));
+	if (write(mif_fd, "1", 1) != 1)
+		die("make-it-fail: %s", strerror(errno));
+	while (tries < 20) {
+		errs[tries] = pwrite(nr_fd, "0\n", 2, 0) == 2 ? 0 : errno;
+		if (errs[tries++] != ENOMEM)
+			break;
+	}
+	if (write(mif_fd, "0", 1) != 1)
+		die("make-it-fail: %s", strerror(errno));
+	munlockall();
+	close(mif_fd);
+	close(nr_fd);
+	write_str(FAIL_PAGE_ALLOC "probability", "0");
+
+	for (i = 0; i < tries; i++)
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), " %s",
+			 errs[i] ? strerror(errs[i]) : "ok");
+	say("info restorefail: %d writes of 0 to nr_hugepages:%s", tries, msg);
+	injected = klog_count(needle) - lines0;
+	check(injected > 0, "restorefail.failures-injected",
+	      "%ld '%s' lines (rate-limited) during the shrink", injected, needle);
+
+	s = hvo_read(SZ_2M_KB);
+	kept = s.nr;
+	surplus = hp_read(SZ_2M_KB, "surplus_hugepages");
+	say("info restorefail: %ld of %ld pages kept after the injected shrink, %ld surplus, "
+	    "%ld optimized", kept, pool, surplus, s.optimized);
+	if (!kept) {
+		say("info restorefail: no page kept: the injection hit no vmemmap restore, "
+		    "the kept-page checks are skipped");
+	} else {
+		check_eq(0, surplus, "restorefail.kept-pages-not-surplus");
+		check_eq(kept, s.free, "restorefail.kept-pages-free");
+		check_eq(kept, s.optimized, "restorefail.kept-pages-optimized");
+	}
+	check_adds_up("restorefail", SZ_2M_KB);
+	check_eq(kept, meminfo("HugePages_Total"), "restorefail.meminfo-HugePages_Total");
+	check_meminfo_line("restorefail");
+
+	/* without injection the next shrink frees what was kept */
+	check_emptied("restorefail-emptied", SZ_2M_KB);
+	check_eq(0, hp_read(SZ_2M_KB, "surplus_hugepages"), "restorefail-emptied.surplus");
+	check_meminfo_line("restorefail-emptied");
+	pgt = hvo_read(SZ_2M_KB).pgtables;
+	/* the PTE tables stay allocated: that is all that may be missing */
+	check_near(free0 - pgt * KIB_PER_PAGE, free_kb(), MEMFREE_SLACK_KB,
+		   "restorefail-emptied.MemFree-back");
+}
+
 static long arg_long(int argc, char **argv, int i, long def)
 {
 	char *end;
@@ -1580,11 +1695,13 @@ int main(int argc, char **argv)
 		scenario_walkers(nr_1g ? (int)nr_1g : 20);
 	else if (!strcmp(s, "fault"))
 		scenario_fault(argc > 2 ? (int)nr_1g : 15);
+	else if (!strcmp(s, "restorefail"))
+		scenario_restorefail();
 	else if (!strcmp(s, "dmesg"))
 		scenario_dmesg();
 	else
 		die("usage: hvoprobe boot-on|boot-off|runtime|shrink [NR_1G [NR_2M]] | "
-		    "stress|walkers|fault [SECONDS] | dmesg");
+		    "stress|walkers|fault [SECONDS] | restorefail | dmesg");
 
 	say("done %s (%d failed)", s, failures);
 	return failures ? 1 : 0;

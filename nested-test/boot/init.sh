@@ -47,7 +47,7 @@ selftests() {
 
 # The fault scenarios: a task blocked for 30 s is a hang worth reporting.
 case $scenario in
-fault|walkers) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
+fault|walkers|restorefail) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
 esac
 
 case $scenario in
@@ -83,6 +83,10 @@ fault)
 walkers)
 	# pools resized while pfn walkers take references on struct pages
 	hvoprobe walkers "$stress_seconds"
+	;;
+restorefail)
+	# the vmemmap of freed pages cannot always be restored
+	hvoprobe restorefail
 	;;
 *)		echo "HVOPROBE: not ok scenario: unknown '$scenario'" ;;
 esac
