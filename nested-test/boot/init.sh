@@ -11,17 +11,43 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 # (default 20).
 # hvofault=SECONDS sets the length of the fault scenario's race (default 15,
 # 0 leaves it out).
+# hvowatch=SECONDS: a scenario that prints nothing for that long (default
+# 120 plus the stress and race times) is a hang: the watchdog below reports it with
+# every CPU's backtrace and the blocked tasks, and powers off.
 scenario=
 stress_seconds=20
 fault_seconds=15
+watch=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	hvotest=*) scenario=${arg#hvotest=} ;;
 	hvostress=*) stress_seconds=${arg#hvostress=} ;;
 	hvofault=*) fault_seconds=${arg#hvofault=} ;;
+	hvowatch=*) watch=${arg#hvowatch=} ;;
 	esac
 done
+watch=${watch:-$((120 + stress_seconds + fault_seconds))}
 echo "HVOPROBE: begin $scenario $(uname -r)"
+
+watchdog() {
+	last=-1 still=0
+	while sleep 5; do
+		size=$(wc -c < /tmp/probe.out)
+		if [ "$size" != "$last" ]; then
+			last=$size still=0
+			continue
+		fi
+		still=$((still + 5))
+		[ "$still" -ge "$watch" ] || continue
+		echo "HVOPROBE: not ok watchdog: $scenario printed nothing for $still s: backtraces follow"
+		echo 8 > /proc/sys/kernel/printk
+		echo 1 > /proc/sys/kernel/sysrq
+		echo l > /proc/sysrq-trigger
+		echo w > /proc/sysrq-trigger
+		sleep 5
+		poweroff -f
+	done
+}
 
 mount_huge() {
 	mkdir -p /mnt && mount -t tmpfs tmpfs /mnt && mkdir -p /mnt/huge &&
@@ -49,6 +75,10 @@ selftests() {
 case $scenario in
 fault|walkers|restorefail) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
 esac
+
+: > /tmp/probe.out
+watchdog &
+watchdog_pid=$!
 
 case $scenario in
 boot-on)
@@ -89,7 +119,8 @@ restorefail)
 	hvoprobe restorefail
 	;;
 *)		echo "HVOPROBE: not ok scenario: unknown '$scenario'" ;;
-esac
+esac 2>&1 | tee /tmp/probe.out
+kill "$watchdog_pid"
 hvoprobe dmesg
 echo "HVOPROBE: end $scenario"
 poweroff -f
