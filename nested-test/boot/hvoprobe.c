@@ -1437,18 +1437,29 @@ static void fault_race(int seconds)
 	}
 	check(lost == 0, "fault-race.accepted-shots-poisoned",
 	      "%ld of %ld accepted shots left no poisoned pfn", lost, accepted);
-	/* refused ones may still have been counted in HardwareCorrupted */
+	/*
+	 * Refused ones may still have been counted in HardwareCorrupted
+	 * ("Ignored", "Failed"): the survey's count tells.  Remember those
+	 * that left no poison, to see whether the pool takes them back.
+	 */
 	for (s = 0, lost = 0; s < (size_t)log->shots; s++) {
-		if (!log->err[s] || (kpageflags(log->pfn[s]) & KPF(KPF_HWPOISON)))
+		if (!log->err[s] || (kpageflags(log->pfn[s]) & KPF(KPF_HWPOISON))) {
+			log->err[s] = 0;
 			continue;
+		}
 		if (lost++ < 8)
 			say("info fault-race: refused shot at pfn %#lx (%s) left no poison",
 			    log->pfn[s], strerror(log->err[s]));
 	}
+	say("info fault-race: %ld refused shots left no poison", lost);
 	poison_survey("fault-race");
 	got = set_pool(SZ_2M_KB, RACE_POOL);
 	check_optimized("fault-race-regrown", SZ_2M_KB, got);
 	check_poison_outside_pool("fault-race-regrown");
+	for (s = 0, lost = 0; s < (size_t)log->shots; s++)
+		lost += log->err[s] && (kpageflags(log->pfn[s]) & KPF(KPF_HUGE));
+	say("info fault-race: %ld pfns of refused shots that left no poison are in the pool now",
+	    lost);
 	check_emptied("fault-race-final", SZ_2M_KB);
 	munmap(log, sizeof(*log));
 	free(heads);
