@@ -66,6 +66,15 @@ bench:
 	$(KBUILD) build bench
 	$(MAKE) -C nested-test/bench HVOKIT_CACHE=$(HVOKIT_CACHE)
 
+# Long runs of the racing scenarios on the test kernel (DEBUG_VM) or, with
+# FLAVOR=bench, on the production-like kernel without DEBUG_VM.  Not in
+# 'make check': three scenarios of SOAK_SECONDS (default 600) under TCG.
+SOAK_SECONDS ?= 600
+soak: hvoctl
+	$(KBUILD) build $(FLAVOR)
+	$(BOOT) soak SOAK_SECONDS=$(SOAK_SECONDS) OUT=$(CURDIR)/out/soak-$(FLAVOR) \
+		KBUILD_OUT=$(KBUILD_OUT) KERNEL=$(KBUILD_OUT)/arch/x86/boot/bzImage
+
 check:
 	scripts/check \
 		"kernel=kernel/scripts/kcheck" \
@@ -78,4 +87,4 @@ clean:
 	rm -rf out
 	$(MAKE) -C hvoctl clean
 
-.PHONY: all deps kernel kernel-deb deb hvoctl proof nested-test bench check clean
+.PHONY: all deps kernel kernel-deb deb hvoctl proof nested-test bench soak check clean
