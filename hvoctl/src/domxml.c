@@ -451,7 +451,8 @@ static int parse_pages(struct st *s)
 	if (s->n_pages == 0) {
 		if (s->default_kb == 0)
 			return fail(s, "<hugepages/> without <page>: the host's default "
-				    "huge page size is unknown");
+				    "huge page size is unknown (no valid Hugepagesize in "
+				    "/proc/meminfo)");
 		s->pages[0].size_kb = s->default_kb;
 		s->default_page = 0;
 		s->n_pages = 1;
@@ -627,6 +628,9 @@ static int add_item(struct st *s, uint64_t size_kb, const struct tune *t,
 
 	if (size_kb <= 4 || bytes == 0)
 		return 0;
+	if (size_kb > HV_MAX_PAGESIZE_KB)
+		return fail(s, "a %llu kB page is larger than any huge page size",
+			    (unsigned long long)size_kb);
 	it.pages = bytes / page + (bytes % page != 0);
 	if (t && t->set && t->strict) {
 		it.strict = true;

@@ -20,6 +20,20 @@
  * Ledger: RUNDIR/guest-UUID.ledger, one text file per guest, replaced
  * atomically, keyed by the canonical domain UUID (never the name).
  * Lock: flock() on RUNDIR/lock around every read-decide-write-verify.
+ *
+ * Crash safety (kill -9 at any instruction): every pool write is preceded
+ * by an intent ("pending" line: pool, count before, target) in the entry
+ * and followed by its settlement (the pool's count now against the count
+ * before, bounded by the target, added to or taken from the entry's
+ * "added" lines).  The file is replaced atomically, so on disk it is always
+ * either "intent + the adds before" or "the adds after".  A pending intent
+ * or a "growing" entry found by the holder of the lock belongs to a hook
+ * that died; the lock holder settles it with the same code.  A release
+ * first marks the entry "released", then gives back and settles write by
+ * write: repeating it never gives back twice.  Pages a release could not
+ * give back (in use, reserved, promised to a starting guest) stay recorded
+ * in the released entry; every later release and reconnect tries again.
+ * hvoctl(8), section LIBVIRT HOOK, documents the format and these rules.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -52,16 +66,34 @@ struct add {
 	uint64_t pages;
 };
 
+/* Entry states.  "growing": a prepare is changing pools for it (was: the
+ * state before); under the lock, only a dead hook leaves one behind. */
+enum { LS_NONE, LS_PREPARING, LS_RUNNING, LS_RELEASED, LS_GROWING };
+static const char *const ls_name[] = { "none", "preparing", "running", "released",
+	"growing" };
+
+/* A pool write about to happen (or that happened, not yet settled). */
+struct pending {
+	bool set;
+	uint64_t size_kb;
+	int node;             /* -1: the global nr_hugepages */
+	uint64_t before, target;
+	size_t n_nodes;       /* global growth on a NUMA host: */
+	int nodes[HV_MAX_NODES]; /* each node's count before */
+	uint64_t node_before[HV_MAX_NODES];
+};
+
 struct ledger {
 	char uuid[37];
 	char name[256];
 	bool name_truncated;
-	bool running;
+	int state, was;
 	int64_t time;
 	size_t n_need;
 	struct hv_demand_item need[HV_DOM_MAX_DEMANDS];
 	size_t n_add;
 	struct add add[MAX_ADDS];
+	struct pending pend;
 };
 
 struct hk {
@@ -268,6 +300,7 @@ static int hex_decode(const char *s, char *out, size_t n)
 static int ledger_write(struct hk *h, const struct ledger *l)
 {
 	char fn[96], tmp[112], nsbuf[1024], hexname[sizeof(l->name) * 2 + 1];
+	const struct pending *pd = &l->pend;
 	FILE *f;
 	int fd;
 
@@ -282,9 +315,11 @@ static int ledger_write(struct hk *h, const struct ledger *l)
 		return -1;
 	}
 	hex_encode(l->name, hexname, sizeof(hexname));
-	fprintf(f, "hvokit-ledger 1\nuuid %s\nname %s\ntruncated %d\nstate %s\ntime %" PRId64 "\n",
-		l->uuid, hexname[0] ? hexname : "-", l->name_truncated,
-		l->running ? "running" : "preparing", l->time);
+	fprintf(f, "hvokit-ledger 2\nuuid %s\nname %s\ntruncated %d\nstate %s\n",
+		l->uuid, hexname[0] ? hexname : "-", l->name_truncated, ls_name[l->state]);
+	if (l->state == LS_GROWING)
+		fprintf(f, "was %s\n", ls_name[l->was]);
+	fprintf(f, "time %" PRId64 "\n", l->time);
 	for (size_t i = 0; i < l->n_need; i++) {
 		hv_nodeset_format(&l->need[i].nodes, nsbuf, sizeof(nsbuf));
 		fprintf(f, "need %" PRIu64 " %s %s %" PRIu64 "\n", l->need[i].size_kb,
@@ -293,6 +328,12 @@ static int ledger_write(struct hk *h, const struct ledger *l)
 	for (size_t i = 0; i < l->n_add; i++)
 		fprintf(f, "added %" PRIu64 " %d %" PRIu64 "\n", l->add[i].size_kb,
 			l->add[i].node, l->add[i].pages);
+	if (pd->set) {
+		fprintf(f, "pending %" PRIu64 " %d %" PRIu64 " %" PRIu64 "\n", pd->size_kb,
+			pd->node, pd->before, pd->target);
+		for (size_t i = 0; i < pd->n_nodes; i++)
+			fprintf(f, "pendnode %d %" PRIu64 "\n", pd->nodes[i], pd->node_before[i]);
+	}
 	if (fflush(f) != 0 || ferror(f) || fclose(f) != 0) {
 		herr("%s/%s: write failed", h->rundir, tmp);
 		unlinkat(h->dirfd, tmp, 0);
@@ -306,6 +347,14 @@ static int ledger_write(struct hk *h, const struct ledger *l)
 	return 0;
 }
 
+static int parse_state(const char *s)
+{
+	for (int i = LS_PREPARING; i <= LS_GROWING; i++)
+		if (!strcmp(s, ls_name[i]))
+			return i;
+	return -1;
+}
+
 /* 1: read, 0: no entry, -1: unreadable or malformed (logged). */
 static int ledger_read(struct hk *h, const char *uuid, struct ledger *l)
 {
@@ -315,6 +364,7 @@ static int ledger_read(struct hk *h, const char *uuid, struct ledger *l)
 	int fd;
 
 	memset(l, 0, sizeof(*l));
+	l->state = LS_PREPARING;
 	ledger_fname(uuid, fn, sizeof(fn));
 	fd = openat(h->dirfd, fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -328,8 +378,8 @@ static int ledger_read(struct hk *h, const char *uuid, struct ledger *l)
 	close(fd);
 	buf[len] = '\0';
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char a[1100], b[1100], c[1100], d[64];
-		unsigned long long x, y;
+		char a[1100], c[1100], d[64];
+		unsigned long long x, y, z;
 		long long t;
 		int node;
 
@@ -342,7 +392,11 @@ static int ledger_read(struct hk *h, const char *uuid, struct ledger *l)
 		} else if (sscanf(line, "truncated %d", &node) == 1) {
 			l->name_truncated = node != 0;
 		} else if (sscanf(line, "state %63s", d) == 1) {
-			l->running = !strcmp(d, "running");
+			if ((l->state = parse_state(d)) < 0)
+				goto bad;
+		} else if (sscanf(line, "was %63s", d) == 1) {
+			if (strcmp(d, "none") && (l->was = parse_state(d)) < 0)
+				goto bad;
 		} else if (sscanf(line, "time %lld", &t) == 1) {
 			l->time = t;
 		} else if (sscanf(line, "need %llu %63s %1099s %llu", &x, d, c, &y) == 4) {
@@ -361,10 +415,20 @@ static int ledger_read(struct hk *h, const char *uuid, struct ledger *l)
 			if (l->n_add >= MAX_ADDS)
 				goto bad;
 			l->add[l->n_add++] = (struct add){ x, node, y };
-		} else if (strcmp(line, "hvokit-ledger 1")) {
+		} else if (sscanf(line, "pending %llu %d %llu %llu", &x, &node, &y, &z) == 4) {
+			l->pend.set = true;
+			l->pend.size_kb = x;
+			l->pend.node = node;
+			l->pend.before = y;
+			l->pend.target = z;
+		} else if (sscanf(line, "pendnode %d %llu", &node, &y) == 2) {
+			if (l->pend.n_nodes >= HV_MAX_NODES)
+				goto bad;
+			l->pend.nodes[l->pend.n_nodes] = node;
+			l->pend.node_before[l->pend.n_nodes++] = y;
+		} else if (strcmp(line, "hvokit-ledger 1") && strcmp(line, "hvokit-ledger 2")) {
 			goto bad;
 		}
-		(void)b;
 	}
 	if (strcmp(l->uuid, uuid))
 		goto bad;
@@ -424,21 +488,196 @@ static size_t ledger_list(struct hk *h, char (**out)[37])
 	return n;
 }
 
-/* Other guests' entries that still hold a promise on free pages. */
-static struct ledger *load_promises(struct hk *h, const char *self, size_t *n_out)
+/* ---------- pages added, pool writes with an intent ---------- */
+
+static int add_record(struct ledger *l, uint64_t size_kb, int node, uint64_t pages)
+{
+	if (pages == 0)
+		return 0;
+	for (size_t i = 0; i < l->n_add; i++)
+		if (l->add[i].size_kb == size_kb && l->add[i].node == node) {
+			l->add[i].pages = hv_add_sat(l->add[i].pages, pages);
+			return 0;
+		}
+	if (l->n_add >= MAX_ADDS)
+		return -1;
+	l->add[l->n_add++] = (struct add){ size_kb, node, pages };
+	return 0;
+}
+
+static void sub_record(struct ledger *l, uint64_t size_kb, int node, uint64_t pages)
+{
+	for (size_t i = 0; i < l->n_add; i++) {
+		struct add *a = &l->add[i];
+
+		if (a->size_kb != size_kb || a->node != node)
+			continue;
+		a->pages -= pages < a->pages ? pages : a->pages;
+		if (a->pages == 0)
+			memmove(a, a + 1, (l->n_add-- - i - 1) * sizeof(*a));
+		return;
+	}
+}
+
+static uint64_t added(const struct ledger *l, uint64_t size_kb, int node)
+{
+	for (size_t i = 0; i < l->n_add; i++)
+		if (l->add[i].size_kb == size_kb && l->add[i].node == node)
+			return l->add[i].pages;
+	return 0;
+}
+
+static uint64_t added_total(const struct ledger *l)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < l->n_add; i++)
+		t = hv_add_sat(t, l->add[i].pages);
+	return t;
+}
+
+static void pool_rel(char *buf, size_t n, uint64_t size_kb, int node)
+{
+	if (node < 0)
+		snprintf(buf, n, HV_HP_DIR "/hugepages-%" PRIu64 "kB/nr_hugepages", size_kb);
+	else
+		snprintf(buf, n, HV_NODE_DIR "/node%d/hugepages/hugepages-%" PRIu64
+			 "kB/nr_hugepages", node, size_kb);
+}
+
+/*
+ * Settle l's pending pool write: what the pool holds now against what it
+ * held before, never more than was asked, is added to (growth) or taken
+ * from (shrink) the entry's records.  The same code runs right after the
+ * write and, for a hook killed around it, in the next holder of the lock,
+ * so both reach the same records.  -1 (intent kept) if a count is unreadable.
+ */
+static int settle(struct hk *h, struct ledger *l)
+{
+	struct pending *pd = &l->pend;
+	uint64_t now[HV_MAX_NODES];
+	size_t n = pd->n_nodes ? pd->n_nodes : 1;
+	char rel[256];
+
+	if (!pd->set)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		pool_rel(rel, sizeof(rel), pd->size_kb, pd->n_nodes ? pd->nodes[i] : pd->node);
+		if (hv_read_u64(h->sys, rel, &now[i]) < 0) {
+			hlog(LOG_ERR, "ledger of %s: cannot read %s; the pool write stays "
+			     "pending", l->uuid, rel);
+			return -1;
+		}
+	}
+	if (pd->target > pd->before) {
+		uint64_t room = pd->target - pd->before;
+
+		for (size_t i = 0; i < n; i++) {
+			uint64_t b = pd->n_nodes ? pd->node_before[i] : pd->before;
+			uint64_t got = now[i] > b ? now[i] - b : 0;
+
+			if (got > room)
+				got = room;
+			room -= got;
+			if (add_record(l, pd->size_kb, pd->n_nodes ? pd->nodes[i] : pd->node,
+				       got) < 0) {
+				hlog(LOG_ERR, "ledger of %s: too many records", l->uuid);
+				return -1;
+			}
+		}
+	} else {
+		uint64_t gone = now[0] < pd->before ? pd->before - now[0] : 0;
+
+		if (gone > pd->before - pd->target)
+			gone = pd->before - pd->target;
+		sub_record(l, pd->size_kb, pd->node, gone);
+	}
+	pd->set = false;
+	return 0;
+}
+
+/*
+ * Bring one pool (node < 0: the global count) to target: intent on disk
+ * first, then the write, then the settled records on disk.  Refuses to
+ * start while an earlier intent is unsettled (the disk must keep it).
+ */
+static int pool_write(struct hk *h, struct ledger *l, struct hv_state *st,
+		      struct hv_pool *p, int node, uint64_t target,
+		      struct hv_reserve_result *r)
+{
+	struct hv_reserve_opts ro = h->o->ropts;
+	struct pending *pd = &l->pend;
+	int ni = node >= 0 ? hv_state_node_index(st, node) : -1, rc;
+
+	memset(r, 0, sizeof(*r));
+	if (pd->set || (node >= 0 && ni < 0) || hv_pool_reread(h->sys, st, p) < 0)
+		return -1;
+	memset(pd, 0, sizeof(*pd));
+	pd->set = true;
+	pd->size_kb = p->size_kb;
+	pd->node = node;
+	pd->before = node >= 0 ? p->nodes[ni].total : p->total;
+	pd->target = target;
+	if (node < 0 && target > pd->before)
+		for (size_t i = 0; i < p->n_nodes; i++) {
+			pd->nodes[pd->n_nodes] = p->nodes[i].node;
+			pd->node_before[pd->n_nodes++] = p->nodes[i].total;
+		}
+	if (ledger_write(h, l) < 0) {
+		pd->set = false;
+		return -1;
+	}
+	ro.quiet = true;
+	rc = hv_reserve(h->sys, p->size_kb, node, target, &ro, r);
+	if (settle(h, l) < 0)
+		return -1;
+	if (ledger_write(h, l) < 0)
+		rc = -1; /* the disk holds the intent: the next hook settles it */
+	if (hv_pool_reread(h->sys, st, p) < 0)
+		rc = -1;
+	return rc;
+}
+
+/* ---------- all entries, repaired ---------- */
+
+/* Repair what a dead hook left in l: settle its pending write, and put a
+ * "growing" entry back to its state before (a new entry becomes released,
+ * so that its pages are given back).  Called with the lock held. */
+static void recover_entry(struct hk *h, struct ledger *l)
+{
+	bool dirty = false;
+
+	if (l->pend.set) {
+		if (settle(h, l) < 0)
+			return;
+		hlog(LOG_WARNING, "ledger of %s: a hook died during a pool write; settled "
+		     "(%" PRIu64 " pages recorded as added)", l->uuid, added_total(l));
+		dirty = true;
+	}
+	if (l->state == LS_GROWING) {
+		l->state = l->was != LS_NONE ? l->was : LS_RELEASED;
+		l->was = LS_NONE;
+		if (l->state == LS_RELEASED)
+			l->n_need = 0;
+		hlog(LOG_WARNING, "ledger of %s: a prepare died; entry %s", l->uuid,
+		     ls_name[l->state]);
+		dirty = true;
+	}
+	if (dirty)
+		ledger_write(h, l);
+}
+
+/* Every entry, repaired; *n_out entries (malloc'ed, may be NULL). */
+static struct ledger *ledger_load_all(struct hk *h, size_t *n_out)
 {
 	char (*ids)[37];
 	size_t n = ledger_list(h, &ids), k = 0;
 	struct ledger *v = n ? calloc(n, sizeof(*v)) : NULL;
-	int64_t now = (int64_t)time(NULL);
 
 	for (size_t i = 0; v && i < n; i++) {
-		if (!strcmp(ids[i], self))
-			continue;
 		if (ledger_read(h, ids[i], &v[k]) != 1)
 			continue;
-		if (v[k].running || now - v[k].time > HV_HOOK_PROMISE_TTL)
-			continue;
+		recover_entry(h, &v[k]);
 		k++;
 	}
 	free(ids);
@@ -446,15 +685,22 @@ static struct ledger *load_promises(struct hk *h, const char *self, size_t *n_ou
 	return v;
 }
 
+static bool is_promise(const struct ledger *l, int64_t now)
+{
+	return l->state == LS_PREPARING && now - l->time <= HV_HOOK_PROMISE_TTL;
+}
+
 /* ---------- availability model ---------- */
 
 /*
- * Free pages per node of one pool, minus reserved pages and pages promised
- * to other guests that are starting, then this guest's demand taken from
- * what is left.  Pessimistic where the kernel's choice is unknown: other
- * guests' "any node" promises and the global reserved count are taken from
- * the nodes this guest needs strictly first.  Without NUMA information the
- * pool is one slot.
+ * Free pages per node of one pool, and the promises on them: other
+ * guests' (starting, not yet using their pages), the global reserved
+ * count, then this guest's demand.  Pages suffice when some placement of
+ * all of them exists: strict promises on their nodes (narrowest node set
+ * first), any-node promises anywhere.  Other guests' promises go to nodes
+ * this guest does not need strictly where they can, so growing this
+ * guest's nodes by its shortfall is exactly what the check after growing
+ * finds.  Without NUMA information the pool is one slot.
  */
 struct model {
 	size_t n; /* slots */
@@ -489,16 +735,25 @@ static bool in_set(const struct model *m, size_t i, const struct hv_demand_item 
 	return !it->strict || m->node[i] < 0 || hv_nodeset_has(&it->nodes, m->node[i]);
 }
 
-/* Take up to want pages; pass 0 over our strict nodes when prefer_mine.
+static size_t set_width(const struct model *m, const struct hv_demand_item *it)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		w += in_set(m, i, it);
+	return w;
+}
+
+/* Take up to want pages; with avoid_mine, from other nodes first.
  * Returns what could not be taken. */
 static uint64_t take(struct model *m, const struct hv_demand_item *it,
-		     uint64_t want, bool prefer_mine)
+		     uint64_t want, bool avoid_mine)
 {
-	for (int pass = prefer_mine ? 0 : 1; pass < 2 && want; pass++)
+	for (int pass = avoid_mine ? 0 : 1; pass < 2 && want; pass++)
 		for (size_t i = 0; i < m->n && want; i++) {
 			uint64_t t;
 
-			if (!in_set(m, i, it) || (pass == 0 && !m->mine[i]))
+			if (!in_set(m, i, it) || (pass == 0 && m->mine[i]))
 				continue;
 			t = m->vf[i] < want ? m->vf[i] : want;
 			m->vf[i] -= t;
@@ -510,7 +765,7 @@ static uint64_t take(struct model *m, const struct hv_demand_item *it,
 /* short_out[k]: pages of d->items[k] (for pool p) that free pages cannot
  * cover.  Returns the total shortfall for this pool. */
 static uint64_t model_short(const struct hv_state *st, const struct hv_pool *p,
-			    const struct hv_demand *d, const struct ledger *others,
+			    const struct hv_demand *d, const struct ledger *const *others,
 			    size_t n_others, uint64_t *short_out)
 {
 	struct model m;
@@ -518,24 +773,53 @@ static uint64_t model_short(const struct hv_state *st, const struct hv_pool *p,
 	uint64_t total = 0;
 
 	model_init(&m, st, p, d);
-	for (int strict = 1; strict >= 0; strict--)
+	for (size_t w = 1; w <= m.n; w++)
 		for (size_t o = 0; o < n_others; o++)
-			for (size_t k = 0; k < others[o].n_need; k++) {
-				const struct hv_demand_item *it = &others[o].need[k];
+			for (size_t k = 0; k < others[o]->n_need; k++) {
+				const struct hv_demand_item *it = &others[o]->need[k];
 
-				if (it->size_kb == p->size_kb && it->strict == (strict != 0))
+				if (it->size_kb == p->size_kb && it->strict &&
+				    set_width(&m, it) == w)
 					take(&m, it, it->pages, true);
 			}
+	for (size_t o = 0; o < n_others; o++)
+		for (size_t k = 0; k < others[o]->n_need; k++) {
+			const struct hv_demand_item *it = &others[o]->need[k];
+
+			if (it->size_kb == p->size_kb && !it->strict)
+				take(&m, it, it->pages, true);
+		}
 	take(&m, &any, p->resv, true);
-	for (int strict = 1; strict >= 0; strict--)
+	for (size_t w = 0; w <= m.n; w++)
 		for (size_t k = 0; k < d->n; k++) {
 			const struct hv_demand_item *it = &d->items[k];
 
-			if (it->size_kb != p->size_kb || it->strict != (strict != 0))
+			if (it->size_kb != p->size_kb || !it->strict || set_width(&m, it) != w)
 				continue;
 			short_out[k] = take(&m, it, it->pages, false);
-			total += short_out[k];
+			total = hv_add_sat(total, short_out[k]);
 		}
+	for (size_t k = 0; k < d->n; k++) {
+		const struct hv_demand_item *it = &d->items[k];
+
+		if (it->size_kb != p->size_kb || it->strict)
+			continue;
+		short_out[k] = take(&m, it, it->pages, false);
+		total = hv_add_sat(total, short_out[k]);
+	}
+	return total;
+}
+
+static uint64_t model_all(const struct hv_state *st, const struct hv_demand *d,
+			  const struct ledger *const *others, size_t n_others,
+			  uint64_t *short_out)
+{
+	uint64_t total = 0;
+
+	memset(short_out, 0, HV_DOM_MAX_DEMANDS * sizeof(*short_out));
+	for (size_t i = 0; i < st->n_pools; i++)
+		total = hv_add_sat(total, model_short(st, &st->pools[i], d, others,
+						      n_others, short_out));
 	return total;
 }
 
@@ -550,19 +834,22 @@ static bool cmdline_has_cma(const struct hv_sys *s)
 	return strstr(buf, "hugetlb_cma=") != NULL;
 }
 
-static int add_record(struct ledger *l, uint64_t size_kb, int node, uint64_t pages)
+static void load_config(struct hk *h, struct hv_config *c)
 {
-	if (pages == 0)
-		return 0;
-	for (size_t i = 0; i < l->n_add; i++)
-		if (l->add[i].size_kb == size_kb && l->add[i].node == node) {
-			l->add[i].pages = hv_add_sat(l->add[i].pages, pages);
-			return 0;
-		}
-	if (l->n_add >= MAX_ADDS)
-		return -1;
-	l->add[l->n_add++] = (struct add){ size_kb, node, pages };
-	return 0;
+	const char *path = h->o->config;
+
+	hv_config_defaults(c);
+	if (!path)
+		path = getenv("HVOKIT_CONF");
+	if (!path || !*path)
+		path = HV_DEFAULT_CONFIG;
+	if (access(path, F_OK) != 0)
+		return;
+	if (hv_config_load(c, path) < 0) {
+		hlog(LOG_ERR, "%s: invalid; using the defaults (release policy return, "
+		     "no HOST_RESERVE)", path);
+		hv_config_defaults(c);
+	}
 }
 
 /* Where (n >= 0) or "any node". */
@@ -578,105 +865,197 @@ static void node_str(const struct hv_demand_item *it, char *buf, size_t n)
 	snprintf(buf, n, "%s %s", strchr(ns, ',') || strchr(ns, '-') ? "nodes" : "node", ns);
 }
 
-/* Grow pools by the shortfall.  Records every page added in l. */
+/* "1.0 TiB" from kB, for any 64-bit count. */
+static void human_kb(uint64_t kb, char *buf, size_t n)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB" };
+	double v = (double)kb;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < HV_ARRAY_SIZE(unit)) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, n, "%.1f %s", v, unit[u]);
+}
+
+/* What node ni could ever hold, in kB: MemTotal minus HOST_RESERVE, or at
+ * least the pages of size_kb already there (boot-time pages are not in
+ * MemTotal).  UINT64_MAX when MemTotal is unknown: no bound. */
+static uint64_t node_cap_kb(const struct hv_state *st, const struct hv_pool *p, size_t ni,
+			    const struct hv_config *c)
+{
+	uint64_t res = c->host_reserve / 1024, mt, cap, have;
+
+	if (st->n_nodes) {
+		if (!st->nodes[ni].has_memtotal)
+			return UINT64_MAX;
+		mt = st->nodes[ni].memtotal_kb;
+		have = p ? hv_mul_sat(p->nodes[ni].total, p->size_kb) : 0;
+	} else {
+		if (!st->memtotal_kb)
+			return UINT64_MAX;
+		mt = st->memtotal_kb;
+		have = p ? hv_mul_sat(p->total, p->size_kb) : 0;
+	}
+	cap = mt > res ? mt - res : 0;
+	return cap > have ? cap : have;
+}
+
+/*
+ * Refuse, before any write, a demand that the nodes could never hold, even
+ * with every other page of the host given to huge pages: each item against
+ * its node set, and all items together against the host.
+ */
+static int check_capacity(struct hk *h, struct hv_state *st, const struct hv_config *c)
+{
+	const struct hv_demand *d = &h->d;
+	size_t nn = st->n_nodes ? st->n_nodes : 1;
+	uint64_t all_kb = 0, host_kb = 0;
+	char g[32], hs[32], rs[32], where[300], sz[32];
+
+	for (size_t i = 0; i < nn; i++)
+		host_kb = hv_add_sat(host_kb, node_cap_kb(st, NULL, i, c));
+	hv_format_size(c->host_reserve, rs, sizeof(rs));
+	for (size_t k = 0; k < d->n; k++) {
+		const struct hv_demand_item *it = &d->items[k];
+		struct hv_pool *p = hv_state_pool(st, it->size_kb);
+		uint64_t cap = 0, cap_kb = 0, kb = hv_mul_sat(it->pages, it->size_kb);
+
+		all_kb = hv_add_sat(all_kb, kb);
+		for (size_t i = 0; i < nn; i++) {
+			uint64_t ck;
+
+			if (st->n_nodes && it->strict &&
+			    !hv_nodeset_has(&it->nodes, st->nodes[i].id))
+				continue;
+			ck = node_cap_kb(st, p, i, c);
+			cap = hv_add_sat(cap, ck / it->size_kb);
+			cap_kb = hv_add_sat(cap_kb, ck);
+		}
+		if (it->pages <= cap)
+			continue;
+		human_kb(kb, g, sizeof(g));
+		human_kb(cap_kb, hs, sizeof(hs));
+		fmt_kb(it->size_kb, sz, sizeof(sz));
+		node_str(it, where, sizeof(where));
+		herr("%s: refused: it needs %s of %s pages (%" PRIu64 " pages) on %s, but "
+		     "%s could ever hold %s at most (MemTotal minus HOST_RESERVE=%s per "
+		     "node); no pool was changed", h->who, g, sz, it->pages, where,
+		     st->n_nodes ? "those host nodes" : "this host", hs, rs);
+		return -1;
+	}
+	if (all_kb > host_kb) {
+		human_kb(all_kb, g, sizeof(g));
+		human_kb(host_kb, hs, sizeof(hs));
+		herr("%s: refused: it needs %s of huge pages, but this host could ever hold "
+		     "%s at most (MemTotal minus HOST_RESERVE=%s per node); no pool was "
+		     "changed", h->who, g, hs, rs);
+		return -1;
+	}
+	return 0;
+}
+
+/* Grow pools by the shortfall; every page added is recorded in l. */
 static int grow(struct hk *h, struct hv_state *st, struct ledger *l,
 		const uint64_t *shortfall)
 {
-	struct hv_reserve_opts ro = h->o->ropts;
 	const struct hv_demand *d = &h->d;
 
-	ro.quiet = true;
 	for (int strict = 1; strict >= 0; strict--)
 		for (size_t k = 0; k < d->n; k++) {
 			const struct hv_demand_item *it = &d->items[k];
 			struct hv_pool *p = hv_state_pool(st, it->size_kb);
 			uint64_t want = shortfall[k];
+			struct hv_reserve_result r;
 			char sz[32];
 
-			if (!want || it->strict != (strict != 0))
+			if (!want || it->strict != (strict != 0) || !p)
 				continue;
 			fmt_kb(it->size_kb, sz, sizeof(sz));
 			if (st->n_nodes == 0 || !it->strict) {
-				struct hv_reserve_result r;
-				uint64_t before[HV_MAX_NODES];
-
-				for (size_t i = 0; i < p->n_nodes; i++)
-					before[i] = p->nodes[i].total;
-				if (hv_reserve(h->sys, it->size_kb, -1,
-					       hv_add_sat(p->total, want), &ro, &r) < 0)
-					return -1;
-				if (hv_pool_reread(h->sys, st, p) < 0)
+				if (pool_write(h, l, st, p, -1, hv_add_sat(p->total, want), &r) < 0)
 					return -1;
 				hlog(LOG_INFO, "prepare %s: %s pool: %" PRIu64 " -> %" PRIu64
 				     " pages (short %" PRIu64 ", any node)", h->who, sz,
 				     r.before, r.after, want);
-				if (st->n_nodes == 0) {
-					if (r.after > r.before)
-						add_record(l, it->size_kb, -1, r.after - r.before);
-					continue;
-				}
-				for (size_t i = 0; i < p->n_nodes; i++)
-					if (p->nodes[i].total > before[i] &&
-					    add_record(l, it->size_kb, p->nodes[i].node,
-						       p->nodes[i].total - before[i]) < 0)
-						return -1;
 				continue;
 			}
 			for (size_t i = 0; i < p->n_nodes && want; i++) {
-				struct hv_reserve_result r;
 				int node = p->nodes[i].node;
+				uint64_t had = added(l, it->size_kb, node), got;
 
 				if (!hv_nodeset_has(&it->nodes, node))
 					continue;
-				if (hv_reserve(h->sys, it->size_kb, node,
-					       hv_add_sat(p->nodes[i].total, want), &ro, &r) < 0)
-					return -1;
-				if (hv_pool_reread(h->sys, st, p) < 0)
+				if (pool_write(h, l, st, p, node,
+					       hv_add_sat(p->nodes[i].total, want), &r) < 0)
 					return -1;
 				hlog(LOG_INFO, "prepare %s: %s pool node %d: %" PRIu64 " -> %"
 				     PRIu64 " pages (short %" PRIu64 ")", h->who, sz, node,
 				     r.before, r.after, want);
-				if (r.after > r.before) {
-					uint64_t got = r.after - r.before;
-
-					if (add_record(l, it->size_kb, node, got) < 0)
-						return -1;
-					want = got >= want ? 0 : want - got;
-				}
+				got = added(l, it->size_kb, node) - had;
+				want = got >= want ? 0 : want - got;
 			}
 		}
 	return 0;
 }
 
-/* Put every pool this start changed back to its size before. */
-static void rollback(struct hk *h, const struct ledger *l, size_t first_add)
+/* Shrink every pool this prepare grew back by what it added (l's records
+ * beyond those of snap, the entry as it was before).  0 if all went back. */
+static int rollback(struct hk *h, struct hv_state *st, struct ledger *l,
+		    const struct ledger *snap)
 {
-	struct hv_reserve_opts ro = h->o->ropts;
+	struct add adds[MAX_ADDS];
+	size_t n = l->n_add;
+	int ret = 0;
 
-	ro.quiet = true;
-	for (size_t i = first_add; i < l->n_add; i++) {
-		const struct add *a = &l->add[i];
+	memcpy(adds, l->add, n * sizeof(adds[0]));
+	for (size_t i = 0; i < n; i++) {
+		const struct add *a = &adds[i];
+		uint64_t before = added(snap, a->size_kb, a->node), extra, cur;
+		struct hv_pool *p = hv_state_pool(st, a->size_kb);
+		int ni = a->node >= 0 ? hv_state_node_index(st, a->node) : -1;
 		struct hv_reserve_result r;
-		char rel[256], sz[32];
-		uint64_t cur;
+		char sz[32];
 
-		if (a->node < 0)
-			snprintf(rel, sizeof(rel), HV_HP_DIR "/hugepages-%" PRIu64 "kB/nr_hugepages",
-				 a->size_kb);
-		else
-			snprintf(rel, sizeof(rel), HV_NODE_DIR "/node%d/hugepages/hugepages-%"
-				 PRIu64 "kB/nr_hugepages", a->node, a->size_kb);
+		if (a->pages <= before)
+			continue;
+		extra = a->pages - before;
 		fmt_kb(a->size_kb, sz, sizeof(sz));
-		if (hv_read_u64(h->sys, rel, &cur) < 0 ||
-		    hv_reserve(h->sys, a->size_kb, a->node,
-			       cur > a->pages ? cur - a->pages : 0, &ro, &r) < 0) {
+		if (!p || (a->node >= 0 && ni < 0) || hv_pool_reread(h->sys, st, p) < 0) {
+			ret = -1;
+			continue;
+		}
+		cur = a->node >= 0 ? p->nodes[ni].total : p->total;
+		if (pool_write(h, l, st, p, a->node, cur > extra ? cur - extra : 0, &r) < 0) {
 			hlog(LOG_ERR, "prepare %s: %s pool node %d: could not restore", h->who,
 			     sz, a->node);
-			continue;
+			return -1;
 		}
 		hlog(LOG_INFO, "prepare %s: %s pool node %d: %" PRIu64 " -> %" PRIu64
 		     " pages (restored after failure)", h->who, sz, a->node, r.before, r.after);
+		if (added(l, a->size_kb, a->node) > added(snap, a->size_kb, a->node))
+			ret = -1;
 	}
+	return ret;
+}
+
+/* After a refused prepare: the entry as it was, or, when it is new, gone
+ * (or released, if some pages could not be taken back). */
+static void undo_entry(struct hk *h, struct ledger *l, bool had)
+{
+	if (had) {
+		l->state = l->was;
+	} else if (l->n_add == 0 && !l->pend.set) {
+		ledger_remove(h, l->uuid);
+		return;
+	} else {
+		l->state = LS_RELEASED;
+		l->n_need = 0;
+	}
+	l->was = LS_NONE;
+	if (!l->pend.set)
+		ledger_write(h, l);
 }
 
 static int check_host(struct hk *h, struct hv_state *st)
@@ -710,14 +1089,49 @@ static int check_host(struct hk *h, struct hv_state *st)
 	return 0;
 }
 
+static void refusal_message(struct hk *h, const uint64_t *shortfall, bool restored)
+{
+	const struct hv_demand *d = &h->d;
+	char msg[1536], where[300], sz[32];
+	size_t len = 0;
+	bool big = false;
+
+	msg[0] = '\0';
+	for (size_t k = 0; k < d->n; k++) {
+		if (!shortfall[k])
+			continue;
+		fmt_kb(d->items[k].size_kb, sz, sizeof(sz));
+		node_str(&d->items[k], where, sizeof(where));
+		big = big || d->items[k].size_kb >= 1048576;
+		len += (size_t)snprintf(msg + len, sizeof(msg) - len,
+					"%s%s %s: %" PRIu64 " of %" PRIu64 " pages",
+					len ? "; " : "", sz, where, shortfall[k],
+					d->items[k].pages);
+		if (len >= sizeof(msg))
+			break;
+	}
+	herr("%s: refused: not enough huge pages, missing %s; %s", h->who, msg,
+	     restored ? "pools restored to their previous size" :
+	     "pools not all restored: the ledger keeps what is left, the next release "
+	     "or reconnect gives it back");
+	if (big && !cmdline_has_cma(h->sys))
+		herr("no hugetlb_cma= area was reserved at boot: growing 1G pools at "
+		     "runtime is not dependable; set CMA_1G in hvokit.conf and boot "
+		     "with the parameters 'hvoctl cmdline' prints");
+}
+
 static int do_prepare(struct hk *h)
 {
 	struct hv_demand *d = &h->d;
 	struct hv_state *st = NULL;
-	struct ledger *others = NULL, *l = NULL;
-	size_t n_others = 0, first_add;
-	uint64_t shortfall[HV_DOM_MAX_DEMANDS] = { 0 }, total_short = 0;
-	int ret = HV_EXIT_ERROR, had;
+	struct ledger *all = NULL, *l = NULL, *snap = NULL;
+	const struct ledger **others = NULL;
+	struct hv_config *cfg = NULL;
+	size_t n_all = 0, n_others = 0;
+	uint64_t shortfall[HV_DOM_MAX_DEMANDS], total_short;
+	int64_t now = (int64_t)time(NULL);
+	int ret = HV_EXIT_ERROR;
+	bool had = false;
 
 	if (lock_acquire(h) < 0) {
 		herr("%s: refused: cannot take the hvokit lock", h->who);
@@ -725,76 +1139,87 @@ static int do_prepare(struct hk *h)
 	}
 	st = calloc(1, sizeof(*st));
 	l = calloc(1, sizeof(*l));
-	if (!st || !l) {
+	snap = calloc(1, sizeof(*snap));
+	cfg = calloc(1, sizeof(*cfg));
+	if (!st || !l || !snap || !cfg) {
 		herr("out of memory");
 		goto out;
 	}
 	if (hv_state_read(h->sys, st) < 0 || check_host(h, st) < 0)
 		goto out;
+	all = ledger_load_all(h, &n_all);
+	others = calloc(n_all + 1, sizeof(*others));
+	if (!others) {
+		herr("out of memory");
+		goto out;
+	}
 	/* A previous start of this guest that never reached release: keep
 	 * what it added, so release gives everything back. */
-	had = ledger_read(h, d->uuid, l);
-	if (had != 1)
-		memset(l, 0, sizeof(*l));
-	first_add = l->n_add;
-	others = load_promises(h, d->uuid, &n_others);
-	for (size_t i = 0; i < st->n_pools; i++)
-		total_short += model_short(st, &st->pools[i], d, others, n_others, shortfall);
-	if (total_short && grow(h, st, l, shortfall) < 0) {
-		rollback(h, l, first_add);
-		herr("%s: refused: I/O error while growing pools; pools restored", h->who);
-		goto out;
+	for (size_t i = 0; i < n_all; i++) {
+		if (!strcmp(all[i].uuid, d->uuid)) {
+			*l = all[i];
+			had = true;
+		} else if (is_promise(&all[i], now)) {
+			others[n_others++] = &all[i];
+		}
 	}
+	total_short = model_all(st, d, others, n_others, shortfall);
 	if (total_short) {
-		/* Verify with fresh figures. */
-		total_short = 0;
-		memset(shortfall, 0, sizeof(shortfall));
-		if (hv_state_read(h->sys, st) < 0) {
-			rollback(h, l, first_add);
+		bool failed = false;
+
+		load_config(h, cfg);
+		if (check_capacity(h, st, cfg) < 0) {
+			ret = HV_EXIT_PARTIAL;
 			goto out;
 		}
-		for (size_t i = 0; i < st->n_pools; i++)
-			total_short += model_short(st, &st->pools[i], d, others, n_others,
-						   shortfall);
-	}
-	if (total_short) {
-		char msg[1536], where[300], sz[32];
-		size_t len = 0;
-		bool big = false;
+		*snap = *l;
+		if (!had) {
+			snprintf(l->uuid, sizeof(l->uuid), "%s", d->uuid);
+			l->time = now;
+		}
+		l->was = had ? l->state : LS_NONE;
+		l->state = LS_GROWING;
+		/* The check after growing uses fresh figures; a second round
+		 * covers pages other users took meanwhile. */
+		for (int round = 0; round < 3 && total_short && !failed; round++) {
+			uint64_t before = added_total(l);
 
-		rollback(h, l, first_add);
-		for (size_t k = 0; k < d->n; k++) {
-			if (!shortfall[k])
-				continue;
-			fmt_kb(d->items[k].size_kb, sz, sizeof(sz));
-			node_str(&d->items[k], where, sizeof(where));
-			big = big || d->items[k].size_kb >= 1048576;
-			len += (size_t)snprintf(msg + len, sizeof(msg) - len,
-						"%s%s %s: %" PRIu64 " of %" PRIu64 " pages",
-						len ? "; " : "", sz, where, shortfall[k],
-						d->items[k].pages);
-			if (len >= sizeof(msg))
+			failed = grow(h, st, l, shortfall) < 0 || hv_state_read(h->sys, st) < 0;
+			if (!failed)
+				total_short = model_all(st, d, others, n_others, shortfall);
+			if (added_total(l) == before)
 				break;
 		}
-		herr("%s: refused: not enough huge pages, missing %s; pools restored to "
-		     "their previous size", h->who, msg);
-		if (big && !cmdline_has_cma(h->sys))
-			herr("no hugetlb_cma= area was reserved at boot: growing 1G pools at "
-			     "runtime is not dependable; set CMA_1G in hvokit.conf and boot "
-			     "with the parameters 'hvoctl cmdline' prints");
-		ret = HV_EXIT_PARTIAL;
-		goto out;
+		if (failed || total_short) {
+			bool restored = !l->pend.set && rollback(h, st, l, snap) == 0;
+
+			undo_entry(h, l, had);
+			if (failed)
+				herr("%s: refused: I/O error while growing pools; %s", h->who,
+				     restored ? "pools restored" : "pools not all restored: the "
+				     "ledger keeps what is left, the next release or reconnect "
+				     "gives it back");
+			else
+				refusal_message(h, shortfall, restored);
+			ret = failed ? HV_EXIT_ERROR : HV_EXIT_PARTIAL;
+			goto out;
+		}
 	}
 	snprintf(l->uuid, sizeof(l->uuid), "%s", d->uuid);
 	snprintf(l->name, sizeof(l->name), "%s", d->name);
 	l->name_truncated = d->name_truncated;
-	l->running = false;
-	l->time = (int64_t)time(NULL);
+	l->state = LS_PREPARING;
+	l->was = LS_NONE;
+	l->time = now;
 	l->n_need = d->n;
 	memcpy(l->need, d->items, d->n * sizeof(d->items[0]));
 	if (ledger_write(h, l) < 0) {
-		rollback(h, l, first_add);
-		herr("%s: refused: cannot record the grant; pools restored", h->who);
+		bool restored = !l->pend.set && rollback(h, st, l, snap) == 0;
+
+		l->state = LS_GROWING;
+		undo_entry(h, l, had);
+		herr("%s: refused: cannot record the grant; %s", h->who,
+		     restored ? "pools restored" : "pools not all restored");
 		goto out;
 	}
 	for (size_t k = 0; k < d->n; k++) {
@@ -809,78 +1234,55 @@ static int do_prepare(struct hk *h)
 out:
 	lock_release(h);
 	free(others);
+	free(all);
+	free(cfg);
 	free(st);
+	free(snap);
 	free(l);
 	return ret;
 }
 
 /* ---------- release ---------- */
 
-static void load_config(struct hk *h, struct hv_config *c)
+/*
+ * Give back what released entry l still holds, as far as free pages that
+ * are neither reserved nor promised to starting guests (prom) allow, and
+ * not below LIBVIRT_WARM_1G (pages kept for that floor leave the ledger:
+ * they stay by policy).  What cannot go now stays recorded in l, for the
+ * next release or reconnect.  The entry is removed once empty.
+ */
+static void give_back(struct hk *h, struct hv_state *st, struct ledger *l,
+		      const struct ledger *const *prom, size_t n_prom,
+		      const struct hv_config *cfg, const char *why)
 {
-	const char *path = h->o->config;
-
-	hv_config_defaults(c);
-	if (!path)
-		path = getenv("HVOKIT_CONF");
-	if (!path || !*path)
-		path = HV_DEFAULT_CONFIG;
-	if (access(path, F_OK) != 0)
-		return;
-	if (hv_config_load(c, path) < 0) {
-		hlog(LOG_ERR, "%s: invalid; using the default release policy", path);
-		hv_config_defaults(c);
-	}
-}
-
-/* Give back what entry l added.  Called under the lock. */
-static void release_entry(struct hk *h, const struct ledger *l, const char *why)
-{
-	struct hv_config cfg;
-	struct hv_state *st;
-	struct ledger *others;
-	size_t n_others = 0;
-	struct hv_reserve_opts ro = h->o->ropts;
+	struct add adds[MAX_ADDS];
+	size_t n = l->n_add;
 	char who[400], nm[128];
 
 	hv_dom_safe_name(l->name, nm, sizeof(nm));
 	snprintf(who, sizeof(who), "guest '%s' (%s)", nm, l->uuid);
-	load_config(h, &cfg);
-	if (l->n_add == 0) {
-		hlog(LOG_INFO, "%s %s: nothing was added at its start; nothing to give back",
-		     why, who);
-		return;
-	}
-	if (cfg.libvirt_release == HV_RELEASE_KEEP) {
-		hlog(LOG_INFO, "%s %s: LIBVIRT_RELEASE=keep: pages stay in the pools", why, who);
-		return;
-	}
-	st = calloc(1, sizeof(*st));
-	if (!st || hv_state_read(h->sys, st) < 0) {
-		hlog(LOG_ERR, "%s %s: cannot read the pools; nothing given back", why, who);
-		free(st);
-		return;
-	}
-	others = load_promises(h, l->uuid, &n_others);
-	ro.quiet = true;
-	for (size_t i = 0; i < l->n_add; i++) {
-		const struct add *a = &l->add[i];
+	if (l->pend.set)
+		return; /* unsettled (pool unreadable): try again later */
+	memcpy(adds, l->add, n * sizeof(adds[0]));
+	for (size_t i = 0; i < n; i++) {
+		const struct add *a = &adds[i];
 		struct hv_pool *p = hv_state_pool(st, a->size_kb);
-		uint64_t k = a->pages, promised = 0, promised_node = 0, lim, cur;
-		struct hv_reserve_result r;
+		uint64_t k = a->pages, promised = 0, promised_node = 0, lim, cur, cur_after;
 		int ni = a->node >= 0 ? hv_state_node_index(st, a->node) : -1;
-		char sz[32];
+		struct hv_reserve_result r = { 0 };
 		const char *limit = NULL;
+		bool warm = false;
+		char sz[32];
 
 		fmt_kb(a->size_kb, sz, sizeof(sz));
-		if (!p || (a->node >= 0 && ni < 0)) {
-			hlog(LOG_ERR, "%s %s: %s pool node %d is gone; skipped", why, who, sz,
-			     a->node);
+		if (!p || (a->node >= 0 && ni < 0) || hv_pool_reread(h->sys, st, p) < 0) {
+			hlog(LOG_ERR, "%s %s: %s pool node %d is gone or unreadable; kept in "
+			     "the ledger", why, who, sz, a->node);
 			continue;
 		}
-		for (size_t o = 0; o < n_others; o++)
-			for (size_t q = 0; q < others[o].n_need; q++) {
-				const struct hv_demand_item *it = &others[o].need[q];
+		for (size_t o = 0; o < n_prom; o++)
+			for (size_t q = 0; q < prom[o]->n_need; q++) {
+				const struct hv_demand_item *it = &prom[o]->need[q];
 
 				if (it->size_kb != a->size_kb)
 					continue;
@@ -904,51 +1306,128 @@ static void release_entry(struct hk *h, const struct ledger *l, const char *why)
 				limit = "pages in use or promised on this node";
 			}
 		}
-		if (a->size_kb == 1048576 && cfg.libvirt_warm_1g) {
-			lim = p->total > cfg.libvirt_warm_1g ? p->total - cfg.libvirt_warm_1g : 0;
-			if (k > lim) {
+		if (a->size_kb == 1048576 && cfg->libvirt_warm_1g) {
+			lim = p->total > cfg->libvirt_warm_1g ? p->total - cfg->libvirt_warm_1g : 0;
+			if (k >= lim) {
 				k = lim;
+				warm = true;
 				limit = "LIBVIRT_WARM_1G";
 			}
 		}
 		cur = ni >= 0 ? p->nodes[ni].total : p->total;
-		if (k == 0) {
+		if (k > 0 && pool_write(h, l, st, p, a->node, cur - k, &r) < 0) {
+			hlog(LOG_ERR, "%s %s: %s pool node %d: shrinking failed; kept in the "
+			     "ledger", why, who, sz, a->node);
+			if (l->pend.set)
+				return;
+			continue;
+		}
+		if (k > 0)
 			hlog(LOG_INFO, "%s %s: %s pool node %d: %" PRIu64 " -> %" PRIu64
-			     " pages (kept %" PRIu64 ": %s)", why, who, sz, a->node, cur, cur,
-			     a->pages, limit ? limit : "nothing to give");
-			continue;
+			     " pages (gave back %" PRIu64 " of %" PRIu64 " added%s%s)", why,
+			     who, sz, a->node, r.before, r.after, r.before - r.after, a->pages,
+			     limit ? "; limited by " : "", limit ? limit : "");
+		cur_after = ni >= 0 ? p->nodes[ni].total : p->total;
+		if (warm && added(l, a->size_kb, a->node)) {
+			hlog(LOG_INFO, "%s %s: %s pool node %d: %" PRIu64 " pages stay for "
+			     "LIBVIRT_WARM_1G", why, who, sz, a->node,
+			     added(l, a->size_kb, a->node));
+			sub_record(l, a->size_kb, a->node, added(l, a->size_kb, a->node));
+		} else if (added(l, a->size_kb, a->node)) {
+			hlog(LOG_INFO, "%s %s: %s pool node %d: %" PRIu64 " -> %" PRIu64
+			     " pages (kept %" PRIu64 ": %s; a later release or reconnect "
+			     "gives them back)", why, who, sz, a->node, cur, cur_after,
+			     added(l, a->size_kb, a->node),
+			     limit ? limit : "nothing to give");
 		}
-		if (hv_reserve(h->sys, a->size_kb, a->node, cur - k, &ro, &r) < 0) {
-			hlog(LOG_ERR, "%s %s: %s pool node %d: shrinking failed", why, who, sz,
-			     a->node);
-			continue;
-		}
-		hlog(LOG_INFO, "%s %s: %s pool node %d: %" PRIu64 " -> %" PRIu64
-		     " pages (gave back %" PRIu64 " of %" PRIu64 " added%s%s)", why, who, sz,
-		     a->node, r.before, r.after, r.before - r.after, a->pages,
-		     limit ? "; limited by " : "", limit ? limit : "");
-		hv_pool_reread(h->sys, st, p);
 	}
-	free(others);
+	if (l->n_add == 0) {
+		ledger_remove(h, l->uuid);
+		l->state = LS_NONE; /* gone */
+	} else {
+		ledger_write(h, l);
+	}
+}
+
+/* Mark entry l released (no promise any more), or, with
+ * LIBVIRT_RELEASE=keep, drop it: its pages stay in the pools. */
+static void mark_released(struct hk *h, struct ledger *l, const struct hv_config *cfg,
+			  const char *why)
+{
+	char who[400], nm[128];
+
+	hv_dom_safe_name(l->name, nm, sizeof(nm));
+	snprintf(who, sizeof(who), "guest '%s' (%s)", nm, l->uuid);
+	if (l->n_add == 0) {
+		hlog(LOG_INFO, "%s %s: nothing was added at its start; nothing to give back",
+		     why, who);
+		ledger_remove(h, l->uuid);
+		l->state = LS_NONE;
+		return;
+	}
+	if (cfg->libvirt_release == HV_RELEASE_KEEP) {
+		hlog(LOG_INFO, "%s %s: LIBVIRT_RELEASE=keep: pages stay in the pools", why, who);
+		ledger_remove(h, l->uuid);
+		l->state = LS_NONE;
+		return;
+	}
+	l->state = LS_RELEASED;
+	l->n_need = 0;
+	ledger_write(h, l);
+}
+
+/* Give back what every released entry holds (self's first). */
+static void give_back_all(struct hk *h, struct ledger *all, size_t n_all,
+			  const struct hv_config *cfg, const char *why)
+{
+	const struct ledger **prom = calloc(n_all + 1, sizeof(*prom));
+	int64_t now = (int64_t)time(NULL);
+	struct hv_state *st = calloc(1, sizeof(*st));
+	size_t n_prom = 0;
+
+	if (!prom || !st || cfg->libvirt_release == HV_RELEASE_KEEP)
+		goto out;
+	if (hv_state_read(h->sys, st) < 0) {
+		hlog(LOG_ERR, "%s %s: cannot read the pools; nothing given back", why, h->who);
+		goto out;
+	}
+	for (size_t i = 0; i < n_all; i++)
+		if (is_promise(&all[i], now))
+			prom[n_prom++] = &all[i];
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n_all; i++) {
+			bool self = !strcmp(all[i].uuid, h->d.uuid);
+
+			if (all[i].state != LS_RELEASED || self != (pass == 0))
+				continue;
+			give_back(h, st, &all[i], prom, n_prom, cfg,
+				  self ? why : "released earlier:");
+		}
+out:
 	free(st);
+	free(prom);
 }
 
 static int do_release(struct hk *h)
 {
-	struct ledger *l = calloc(1, sizeof(*l));
+	struct ledger *all = NULL;
+	struct hv_config cfg;
+	size_t n_all = 0;
 
-	if (!l || lock_acquire(h) < 0) {
+	if (lock_acquire(h) < 0) {
 		hlog(LOG_ERR, "release %s: no lock; the ledger entry stays (reconnect or "
 		     "the next release cleans up)", h->who);
 		goto out;
 	}
-	if (ledger_read(h, h->d.uuid, l) == 1) {
-		release_entry(h, l, "release");
-		ledger_remove(h, h->d.uuid);
-	}
+	load_config(h, &cfg);
+	all = ledger_load_all(h, &n_all);
+	for (size_t i = 0; i < n_all; i++)
+		if (!strcmp(all[i].uuid, h->d.uuid) && all[i].state != LS_RELEASED)
+			mark_released(h, &all[i], &cfg, "release");
+	give_back_all(h, all, n_all, &cfg, "release");
 out:
 	lock_release(h);
-	free(l);
+	free(all);
 	return HV_EXIT_OK;
 }
 
@@ -993,8 +1472,9 @@ static int do_started(struct hk *h)
 {
 	struct ledger *l = calloc(1, sizeof(*l));
 
-	if (l && lock_acquire(h) == 0 && ledger_read(h, h->d.uuid, l) == 1 && !l->running) {
-		l->running = true;
+	if (l && lock_acquire(h) == 0 && ledger_read(h, h->d.uuid, l) == 1 &&
+	    l->state == LS_PREPARING && !l->pend.set) {
+		l->state = LS_RUNNING;
 		if (ledger_write(h, l) == 0)
 			hlog(LOG_INFO, "started %s: running; its pages are no longer a "
 			     "promise on free pages", h->who);
@@ -1006,47 +1486,51 @@ static int do_started(struct hk *h)
 
 static int do_reconnect(struct hk *h)
 {
-	struct ledger *l = calloc(1, sizeof(*l));
+	struct ledger *all = NULL;
+	struct hv_config cfg;
 	struct stat sb;
-	char (*ids)[37] = NULL;
-	size_t n;
+	size_t n_all = 0;
 	int64_t now = (int64_t)time(NULL);
+	bool lv_ok;
 
-	if (!l || lock_acquire(h) < 0) {
+	if (lock_acquire(h) < 0) {
 		hlog(LOG_ERR, "reconnect %s: no lock; ledger left as it is", h->who);
 		goto out;
 	}
-	if (h->d.uuid[0] && ledger_read(h, h->d.uuid, l) == 1 && !l->running) {
-		l->running = true;
-		if (ledger_write(h, l) == 0)
-			hlog(LOG_INFO, "reconnect %s: running", h->who);
-	}
-	if (stat(h->lvdir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+	load_config(h, &cfg);
+	all = ledger_load_all(h, &n_all);
+	lv_ok = stat(h->lvdir, &sb) == 0 && S_ISDIR(sb.st_mode);
+	if (!lv_ok)
 		hlog(LOG_WARNING, "reconnect: %s is not a directory; cannot tell which "
 		     "guests run, stale ledger entries kept", h->lvdir);
-		goto out;
-	}
-	n = ledger_list(h, &ids);
-	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(ids[i], h->d.uuid) || ledger_read(h, ids[i], l) != 1)
+	for (size_t i = 0; i < n_all; i++) {
+		struct ledger *l = &all[i];
+
+		if (h->d.uuid[0] && !strcmp(l->uuid, h->d.uuid)) {
+			if (l->state == LS_PREPARING) {
+				l->state = LS_RUNNING;
+				if (ledger_write(h, l) == 0)
+					hlog(LOG_INFO, "reconnect %s: running", h->who);
+			}
+			continue;
+		}
+		if (!lv_ok || (l->state != LS_PREPARING && l->state != LS_RUNNING))
 			continue;
 		/* A guest still preparing may not have a status file yet. */
-		if (!l->running && now - l->time <= HV_HOOK_PROMISE_TTL)
+		if (l->state == LS_PREPARING && now - l->time <= HV_HOOK_PROMISE_TTL)
 			continue;
 		if (guest_alive(h, l))
 			continue;
-		release_entry(h, l, "reconnect: gone");
-		ledger_remove(h, ids[i]);
+		mark_released(h, l, &cfg, "reconnect: gone");
 	}
+	give_back_all(h, all, n_all, &cfg, "reconnect");
 out:
-	free(ids);
 	lock_release(h);
-	free(l);
+	free(all);
 	return HV_EXIT_OK;
 }
 
 /* ---------- entry ---------- */
-
 static char *read_input(const char *file, size_t *len, bool *too_big)
 {
 	size_t cap = HV_DOM_MAX_XML + 1;
@@ -1155,13 +1639,16 @@ int hv_libvirt_hook(const struct hv_sys *s, const struct hv_hook_opts *o,
 	if (too_big) {
 		snprintf(err, sizeof(err), "domain XML is larger than %d bytes", HV_DOM_MAX_XML);
 	} else {
-		uint64_t def_kb = 0;
-		char mi[8192], *p;
+		uint64_t def_kb = 0, v;
+		char mi[8192], *p, num[32];
 
-		/* The host's default huge page size, for <hugepages/> alone. */
+		/* The host's default huge page size, for <hugepages/> alone;
+		 * a value that is no huge page size counts as unknown. */
 		if (hv_read_str(s, "/proc/meminfo", mi, sizeof(mi)) == 0 &&
-		    (p = strstr(mi, "Hugepagesize:")))
-			def_kb = strtoull(p + 13, NULL, 10);
+		    (p = strstr(mi, "Hugepagesize:")) &&
+		    sscanf(p + 13, " %31[0-9] kB", num) == 1 &&
+		    hv_parse_u64(num, &v) == 0 && hv_pagesize_kb_ok(v))
+			def_kb = v;
 		if (hv_dom_demand(xml, len, def_kb, &h->d, err, sizeof(err)) == 0)
 			err[0] = '\0';
 	}

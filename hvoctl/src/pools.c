@@ -222,12 +222,19 @@ static void read_meminfo(const struct hv_sys *s, struct hv_state *st)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
+		char num[32];
 		long long v;
-		unsigned long long u;
+		uint64_t kb;
 
-		if (sscanf(line, "Hugepagesize: %llu kB", &u) == 1)
-			st->default_size_kb = u;
-		else if (sscanf(line, "HugetlbVmemmapSaved: %lld kB", &v) == 1) {
+		/* Digits only: %llu would wrap "-1" and overflow silently, and
+		 * a page size of 0 or 2^60 kB must not reach a division. */
+		if (sscanf(line, "Hugepagesize: %31[0-9] kB", num) == 1) {
+			if (hv_parse_u64(num, &kb) == 0 && hv_pagesize_kb_ok(kb))
+				st->default_size_kb = kb;
+		} else if (sscanf(line, "MemTotal: %31[0-9] kB", num) == 1) {
+			if (hv_parse_u64(num, &kb) == 0)
+				st->memtotal_kb = kb;
+		} else if (sscanf(line, "HugetlbVmemmapSaved: %lld kB", &v) == 1) {
 			st->has_meminfo_saved = true;
 			st->meminfo_saved_kb = v;
 		}
@@ -292,7 +299,7 @@ int hv_state_read(const struct hv_sys *s, struct hv_state *st)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t kb;
 
-		if (parse_size_dir(names[i], &kb) < 0 || kb == 0)
+		if (parse_size_dir(names[i], &kb) < 0 || !hv_pagesize_kb_ok(kb))
 			continue;
 		if (st->n_pools >= HV_MAX_POOLS)
 			break;

@@ -46,7 +46,9 @@ struct hv_state {
 	size_t n_nodes;
 	struct hv_node nodes[HV_MAX_NODES];
 	bool numa;                /* /sys/devices/system/node exists */
-	uint64_t default_size_kb; /* Hugepagesize: from /proc/meminfo, 0 unknown */
+	uint64_t default_size_kb; /* Hugepagesize: from /proc/meminfo, 0 unknown
+				   * or not a huge page size */
+	uint64_t memtotal_kb;     /* MemTotal: from /proc/meminfo, 0 unknown */
 	bool hvo_supported;       /* vm.hugetlb_optimize_vmemmap exists */
 	int hvo_sysctl;           /* 0/1, -1 when absent */
 	int hvo_boot;             /* HV_BOOT_* from /proc/cmdline */

@@ -234,6 +234,11 @@ void hv_format_size(uint64_t bytes, char *buf, size_t n)
 	snprintf(buf, n, "%llu", (unsigned long long)bytes);
 }
 
+bool hv_pagesize_kb_ok(uint64_t kb)
+{
+	return kb > 4 && kb <= HV_MAX_PAGESIZE_KB && (kb & (kb - 1)) == 0;
+}
+
 void hv_format_kb(uint64_t kb, char *buf, size_t n)
 {
 	if (kb > UINT64_MAX >> 10) {

@@ -5,6 +5,7 @@
 #ifndef HVOCTL_SIZE_H
 #define HVOCTL_SIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,10 @@ int hv_parse_size(const char *s, uint64_t *bytes);
 /* Huge page size: like hv_parse_size, result in kB, must be a power of two
  * and at least 4 KiB. */
 int hv_parse_pagesize(const char *s, uint64_t *kb);
+/* A huge page size in kB the kernel could have: a power of two above the
+ * 4 KiB base page, at most 16 GiB.  For sizes read from the host. */
+#define HV_MAX_PAGESIZE_KB (16ULL << 20)
+bool hv_pagesize_kb_ok(uint64_t kb);
 /* Integer percentage "0%".."100%". */
 int hv_parse_percent(const char *s, unsigned *pct);
 

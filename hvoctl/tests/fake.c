@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <signal.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -234,6 +235,17 @@ void fake_free(struct fake *f)
 	f->root[0] = '\0';
 }
 
+/* kill -9 of the writer at the kill_at-th pool write (see fake.h). */
+static void maybe_kill(struct fake *f, int si, bool before)
+{
+	if (!f->kill_at || f->pool_writes != f->kill_at || f->kill_before != before)
+		return;
+	f->kill_at = 0;
+	if (before)
+		recompute(f, si); /* the write never reached the kernel */
+	raise(SIGKILL);
+}
+
 /* The fake kernel: hugetlb's reaction to writes. */
 static void grow_node(struct fake *f, int si, int ni, uint64_t want)
 {
@@ -296,10 +308,13 @@ static int hook(const char *path, const char *value, void *ctx)
 		if (strcmp(file, "nr_hugepages"))
 			return -EACCES;
 		si = kb == FK_1G ? 0 : 1;
+		f->pool_writes++;
+		maybe_kill(f, si, true);
 		for (int i = 0; i < f->n_nodes; i++)
 			if (f->node_ids[i] == ni)
 				grow_node(f, si, i, v);
 		recompute(f, si);
+		maybe_kill(f, si, false);
 		return 0;
 	}
 	if (sscanf(rel, "/sys/kernel/mm/hugepages/hugepages-%llukB/%63s", &kb, file) == 2) {
@@ -308,6 +323,10 @@ static int hook(const char *path, const char *value, void *ctx)
 		if (strcmp(file, "nr_hugepages") && strcmp(file, "nr_overcommit_hugepages"))
 			return -EACCES;
 		si = kb == FK_1G ? 0 : 1;
+		if (!strcmp(file, "nr_hugepages")) {
+			f->pool_writes++;
+			maybe_kill(f, si, true);
+		}
 		cur = 0;
 		for (int i = 0; i < f->n_nodes; i++)
 			cur += fake_node_total(f, si, i);
@@ -341,6 +360,8 @@ static int hook(const char *path, const char *value, void *ctx)
 				break;
 		}
 		recompute(f, si);
+		if (!strcmp(file, "nr_hugepages"))
+			maybe_kill(f, si, false);
 		return 0;
 	}
 	return 0;

@@ -27,6 +27,12 @@ struct fake {
 	uint64_t total[2][FK_MAX_NODES];    /* kernel's view, files mirror it */
 	uint64_t free[2][FK_MAX_NODES];
 	unsigned writes, compactions;
+	/* Pool writes (nr_hugepages, any node or global) seen so far.  When
+	 * kill_at is reached, the writing process gets SIGKILL: after the
+	 * kernel applied the write, or before (kill_before: file restored). */
+	unsigned pool_writes;
+	unsigned kill_at;
+	bool kill_before;
 };
 
 /* New tree with nodes 0..n-1 (or the given ids), memtotal per node in kB,

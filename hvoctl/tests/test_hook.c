@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -273,10 +274,20 @@ static void t_promises(void **state)
 	assert_int_equal(hook(e, b, "started"), 0);
 	assert_int_equal(hook(e, guest(e, UC, "c", 1, NULL), "prepare"), 0);
 	assert_true(TOTAL(e) == 3);
-	/* B stops while its pages are still in use: none can go. */
+	/* B stops while its pages are still in use: none can go; its entry
+	 * stays, released, until they are free. */
 	assert_int_equal(hook(e, b, "release"), 0);
 	assert_true(TOTAL(e) == 3);
+	assert_non_null(strstr(ledger(e, UB), "state released"));
+	/* Once free, the next reconnect gives them back (C still starting
+	 * keeps its one page). */
+	fake_set_node(e->f, 0, 0, NODE(e, 0), NODE(e, 0));
+	fake_set_node(e->f, 0, 1, NODE(e, 1), NODE(e, 1));
+	assert_int_equal(hook(e, guest(e, UC, "c", 1, NULL), "reconnect"), 0);
+	assert_true(TOTAL(e) == 1);
 	assert_false(ledger_exists(e, UB));
+	assert_int_equal(hook(e, guest(e, UC, "c", 1, NULL), "release"), 0);
+	assert_true(TOTAL(e) == 0);
 }
 
 static void t_release_policy(void **state)
@@ -519,6 +530,485 @@ static void t_concurrent_16(void **state)
 	assert_true(NODE(e, 0) + NODE(e, 1) == sum_ok);
 }
 
+/* ---------- issue 13: regression tests ---------- */
+
+/* Guest XML with AMOUNT UNIT of memory backed by PAGE pages ("1G", "2M");
+ * nodes: NULL any node, else strict numatune. */
+static const char *guest_pg(struct env *e, const char *uuid, const char *name,
+			    const char *amount, const char *unit, const char *page,
+			    const char *nodes)
+{
+	static char paths[8][PATH_MAX + 64];
+	static unsigned next;
+	char *path = paths[next++ % 8], xml[2048];
+
+	snprintf(xml, sizeof(xml),
+		 "<domain type='kvm'><name>%s</name><uuid>%s</uuid>"
+		 "<memory unit='%s'>%s</memory><memoryBacking><hugepages>"
+		 "<page size='%.1s' unit='%s'/></hugepages></memoryBacking>%s%s%s</domain>\n",
+		 name, uuid, unit, amount, page, page + 1,
+		 nodes ? "<numatune><memory mode='strict' nodeset='" : "",
+		 nodes ? nodes : "", nodes ? "'/></numatune>" : "");
+	snprintf(path, sizeof(paths[0]), "%s/%s-pg.xml", e->dir, uuid);
+	put(path, xml);
+	return path;
+}
+
+/* A guest with two NUMA cells, 1G pages, cell 0 strict on host node 0 and
+ * cell 1 strict on node 1 (two pool writes per prepare and release). */
+static const char *guest_2cells(struct env *e, const char *uuid, unsigned g0, unsigned g1)
+{
+	static char path[PATH_MAX + 64];
+	char xml[2048];
+
+	snprintf(xml, sizeof(xml),
+		 "<domain type='kvm'><name>cells</name><uuid>%s</uuid>"
+		 "<memory unit='GiB'>%u</memory><memoryBacking><hugepages>"
+		 "<page size='1' unit='G'/></hugepages></memoryBacking>"
+		 "<cpu><numa><cell id='0' cpus='0' memory='%u' unit='GiB'/>"
+		 "<cell id='1' cpus='1' memory='%u' unit='GiB'/></numa></cpu>"
+		 "<numatune><memnode cellid='0' mode='strict' nodeset='0'/>"
+		 "<memnode cellid='1' mode='strict' nodeset='1'/></numatune></domain>\n",
+		 uuid, g0 + g1, g0, g1);
+	snprintf(path, sizeof(path), "%s/%s-cells.xml", e->dir, uuid);
+	put(path, xml);
+	return path;
+}
+
+/* Run one hook operation in a child process (a crash, or the fake kernel's
+ * kill at pool write kill_at, cannot take the test down).  Returns the
+ * exit status, or -signal. */
+static int hook_child(struct env *e, const char *xml, const char *op, unsigned kill_at,
+		      bool before)
+{
+	pid_t pid;
+	int st;
+
+	e->f->pool_writes = 0;
+	e->f->kill_at = 0;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		e->f->kill_before = before;
+		e->f->kill_at = kill_at;
+		_exit(hook(e, xml, op));
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	e->f->kill_at = 0;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+}
+
+struct snap {
+	uint64_t t[2][FK_MAX_NODES];
+};
+
+static void snap_take(struct env *e, struct snap *s)
+{
+	memcpy(s->t, e->f->total, sizeof(s->t));
+}
+
+/* Pools exactly as in s, node by node, both sizes. */
+static void snap_check(struct env *e, const struct snap *s, const char *what)
+{
+	for (int si = 0; si < 2; si++)
+		for (int i = 0; i < e->f->n_nodes; i++)
+			if (e->f->total[si][i] != s->t[si][i])
+				fail_msg("%s: %s pool node %d has %llu pages, expected %llu",
+					 what, si ? "2M" : "1G", i,
+					 (unsigned long long)e->f->total[si][i],
+					 (unsigned long long)s->t[si][i]);
+}
+
+static void wipe_rundir(struct env *e)
+{
+	char p[PATH_MAX + 64];
+
+	nftw(e->rundir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	snprintf(p, sizeof(p), "%s/alive.xml", e->lvdir);
+	unlink(p);
+}
+
+/* Bug 1: a strict guest is not refused because an any-node guest is
+ * starting: the any-node promise may be met from the other node. */
+static void t_strict_after_any(void **state)
+{
+	struct env *e = *state;
+	const char *a = guest_pg(e, UA, "a", "1", "GiB", "2M", NULL);
+	const char *b = guest_pg(e, UB, "b", "128", "MiB", "2M", "0");
+
+	e->f->avail[1][0] = e->f->avail[1][1] = 4096;
+	assert_int_equal(hook(e, a, "prepare"), 0);
+	assert_true(fake_total(e->f, 1) == 512);
+	assert_int_equal(hook(e, b, "prepare"), 0);
+	assert_null(strstr(e->err, "missing"));
+	/* Only node 0 grew, by B's need. */
+	assert_true(fake_node_total(e->f, 1, 0) == 256 + 64);
+	assert_true(fake_node_total(e->f, 1, 1) == 256);
+	assert_int_equal(hook(e, a, "release"), 0);
+	assert_int_equal(hook(e, b, "release"), 0);
+	assert_true(fake_total(e->f, 1) == 0);
+}
+
+/* Bug 1 under load: 32 guests (strict on node 0, strict on node 1, any
+ * node; 2M and 1G pages) prepare at once on a host with plenty of memory:
+ * none is refused; then all are released at once: pools back to the start
+ * (the host's own pages untouched). */
+static void t_concurrent_32_mixed(void **state)
+{
+	struct env *e = *state;
+	enum { N = 32 };
+	static const char *const place[4] = { "0", NULL, "1", NULL };
+	char xml[N][PATH_MAX + 64], uuid[N][40];
+	pid_t pid[N];
+	struct snap start;
+	uint64_t strict2m[2] = { 0, 0 };
+
+	e->f->avail[0][0] = e->f->avail[0][1] = 64;
+	e->f->avail[1][0] = e->f->avail[1][1] = 100000;
+	fake_set_node(e->f, 1, 0, 40, 30); /* the host's own pages */
+	fake_set_node(e->f, 1, 1, 8, 8);
+	fake_set_node(e->f, 0, 0, 1, 1);
+	snap_take(e, &start);
+	for (int i = 0; i < N; i++) {
+		char mib[16];
+
+		snprintf(uuid[i], sizeof(uuid[i]), "3200%04x-1111-2222-3333-444444444444", i);
+		if (i % 8 >= 6) {
+			snprintf(xml[i], sizeof(xml[i]), "%s",
+				 guest_pg(e, uuid[i], "g1", "2", "GiB", "1G", place[i % 4]));
+			continue;
+		}
+		snprintf(mib, sizeof(mib), "%u", 64u * (1 + (unsigned)i % 5));
+		snprintf(xml[i], sizeof(xml[i]), "%s",
+			 guest_pg(e, uuid[i], "g", mib, "MiB", "2M", place[i % 4]));
+		if (place[i % 4])
+			strict2m[i % 4 == 0 ? 0 : 1] += 32u * (1 + (unsigned)i % 5);
+	}
+	for (int phase = 0; phase < 2; phase++) {
+		for (int i = 0; i < N; i++) {
+			pid[i] = fork();
+			assert_true(pid[i] >= 0);
+			if (pid[i] == 0) {
+				char errf[PATH_MAX + 32];
+				int r = hook(e, xml[i], phase ? "release" : "prepare");
+				FILE *f;
+
+				snprintf(errf, sizeof(errf), "%s/err-%d", e->dir, i);
+				f = fopen(errf, "w");
+				if (f) {
+					fputs(e->err ? e->err : "", f);
+					fputs(e->out && *e->out ? "STDOUT-WRITTEN" : "", f);
+					fclose(f);
+				}
+				_exit(r);
+			}
+		}
+		int status[N];
+
+		/* Reap every child before any check can end the test. */
+		for (int i = 0; i < N; i++)
+			assert_int_equal(waitpid(pid[i], &status[i], 0), pid[i]);
+		for (int i = 0; i < N; i++) {
+			char errf[PATH_MAX + 32];
+			int st = status[i];
+
+			snprintf(errf, sizeof(errf), "%s/err-%d", e->dir, i);
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				fail_msg("%s of guest %d (%s): status %d: %s",
+					 phase ? "release" : "prepare", i,
+					 place[i % 4] ? place[i % 4] : "any", st, slurp(errf));
+			assert_string_equal(slurp(errf), "");
+		}
+		if (phase == 0) {
+			/* Every strict promise fits in the free pages of its node. */
+			assert_true(e->f->free[1][0] >= strict2m[0]);
+			assert_true(e->f->free[1][1] >= strict2m[1]);
+		}
+	}
+	print_message("concurrent 32: all granted; after release 2M %llu+%llu, 1G %llu+%llu\n",
+		      (unsigned long long)e->f->total[1][0], (unsigned long long)e->f->total[1][1],
+		      (unsigned long long)e->f->total[0][0], (unsigned long long)e->f->total[0][1]);
+	snap_check(e, &start, "after 32 releases");
+	for (int i = 0; i < N; i++)
+		assert_false(ledger_exists(e, uuid[i]));
+}
+
+/* Bug 2: pages a release had to keep (another guest's promise needed them)
+ * are given back later, not orphaned. */
+static void t_kept_pages_given_back(void **state)
+{
+	struct env *e = *state;
+	const char *a = guest(e, UA, "a", 4, NULL), *b = guest(e, UB, "b", 2, NULL);
+
+	e->f->avail[0][0] = e->f->avail[0][1] = 8;
+	assert_int_equal(hook(e, a, "prepare"), 0);
+	assert_int_equal(hook(e, a, "started"), 0);
+	fake_set_node(e->f, 0, 0, 2, 0); /* A uses its pages */
+	fake_set_node(e->f, 0, 1, 2, 0);
+	assert_int_equal(hook(e, b, "prepare"), 0); /* grows 2; B starting */
+	assert_true(TOTAL(e) == 6);
+	/* A stops; a host process holds 2 of the free pages meanwhile. */
+	fake_set_node(e->f, 0, 0, 3, 2);
+	fake_set_node(e->f, 0, 1, 3, 2);
+	assert_int_equal(hook(e, a, "release"), 0);
+	assert_non_null(strstr(slurp(e->log), "kept"));
+	assert_true(TOTAL(e) == 4); /* 2 kept for B's promise */
+	/* B runs and stops, the host process is gone. */
+	assert_int_equal(hook(e, b, "started"), 0);
+	fake_set_node(e->f, 0, 0, NODE(e, 0), NODE(e, 0));
+	fake_set_node(e->f, 0, 1, NODE(e, 1), NODE(e, 1));
+	assert_int_equal(hook(e, b, "release"), 0);
+	assert_true(TOTAL(e) == 0);
+	assert_false(ledger_exists(e, UA));
+	assert_false(ledger_exists(e, UB));
+}
+
+/* Bug 3: a refused re-prepare of a guest whose entry survived restores the
+ * pools it grew, also what it merged into the surviving record. */
+static void t_refused_reprepare_restores(void **state)
+{
+	struct env *e = *state;
+	const char *a = guest(e, UA, "a", 2, NULL);
+
+	e->f->avail[0][0] = 2;
+	e->f->avail[0][1] = 1;
+	assert_int_equal(hook(e, a, "prepare"), 0);
+	assert_true(NODE(e, 0) == 1 && NODE(e, 1) == 1);
+	/* No release (libvirtd died); the guest is started again, larger. */
+	a = guest(e, UA, "a", 6, NULL);
+	assert_int_equal(hook(e, a, "prepare"), HV_EXIT_PARTIAL);
+	assert_non_null(strstr(e->err, "pools restored"));
+	assert_true(NODE(e, 0) == 1 && NODE(e, 1) == 1);
+	assert_int_equal(hook(e, a, "release"), 0);
+	assert_true(TOTAL(e) == 0);
+}
+
+/* Bugs 4 and 5: kill -9 at every pool write of prepare (before and after
+ * the kernel applied it), then each way libvirt and the host may go on;
+ * pools must end exactly as they started, nothing taken from the host. */
+enum { REC_RELEASE, REC_RECONNECT, REC_REPREPARE, REC_N };
+static const char *const rec_name[REC_N] = { "release", "reconnect+prepare+release",
+	"prepare+release" };
+
+static void recover(struct env *e, int how, const char *xml, int want_prepare)
+{
+	/* libvirtd restarts and reconnects to another, running guest. */
+	if (how == REC_RECONNECT)
+		assert_int_equal(hook(e, guest(e, UC, "other", 1, NULL), "reconnect"), 0);
+	if (how != REC_RELEASE)
+		assert_int_equal(hook(e, xml, "prepare"), want_prepare);
+	assert_int_equal(hook(e, xml, "release"), 0);
+}
+
+struct kill_case {
+	const char *name;
+	unsigned g0, g1;      /* 2-cell guest; g1 == 0: any-node guest of g0 pages */
+	uint64_t avail0, avail1;
+	int want;             /* prepare's exit status without a kill */
+};
+
+static const struct kill_case kill_cases[] = {
+	{ "any node, granted", 6, 0, 8, 8, 0 },
+	{ "two strict cells, granted", 3, 3, 8, 8, 0 },
+	{ "two strict cells, refused", 3, 4, 8, 1, HV_EXIT_PARTIAL },
+};
+
+static void kill_setup(struct env *e, const struct kill_case *c)
+{
+	wipe_rundir(e);
+	/* The host's own pages: node 0 has 4 (2 in use), node 1 has 1 free. */
+	fake_set_node(e->f, 0, 0, 4, 2);
+	fake_set_node(e->f, 0, 1, 1, 1);
+	e->f->avail[0][0] = c->avail0;
+	e->f->avail[0][1] = c->avail1;
+}
+
+static const char *kill_xml(struct env *e, const struct kill_case *c)
+{
+	return c->g1 ? guest_2cells(e, UA, c->g0, c->g1) : guest(e, UA, "k", c->g0, NULL);
+}
+
+static void t_kill_prepare(void **state)
+{
+	struct env *e = *state;
+	unsigned kills = 0;
+
+	for (size_t ci = 0; ci < HV_ARRAY_SIZE(kill_cases); ci++) {
+		const struct kill_case *c = &kill_cases[ci];
+
+		for (int before = 0; before < 2; before++)
+			for (unsigned k = 1;; k++) {
+				bool killed = false;
+
+				for (int how = 0; how < REC_N; how++) {
+					struct snap start;
+					const char *x;
+					int r;
+
+					kill_setup(e, c);
+					snap_take(e, &start);
+					x = kill_xml(e, c);
+					r = hook_child(e, x, "prepare", k, before);
+					if (r != -SIGKILL) {
+						assert_int_equal(r, c->want);
+						break;
+					}
+					killed = true;
+					recover(e, how, x, c->want);
+					if (e->f->total[0][0] != start.t[0][0] ||
+					    e->f->total[0][1] != start.t[0][1])
+						fail_msg("%s: killed %s pool write %u of prepare, "
+							 "then %s: 1G pools %llu+%llu, expected "
+							 "%llu+%llu", c->name, before ? "before" :
+							 "after", k, rec_name[how],
+							 (unsigned long long)e->f->total[0][0],
+							 (unsigned long long)e->f->total[0][1],
+							 (unsigned long long)start.t[0][0],
+							 (unsigned long long)start.t[0][1]);
+					assert_false(ledger_exists(e, UA));
+				}
+				if (!killed)
+					break;
+				kills++;
+			}
+	}
+	print_message("kill prepare: %u kill points, each followed by %d recoveries\n",
+		      kills, REC_N);
+	assert_true(kills >= 8);
+}
+
+static void t_kill_release(void **state)
+{
+	struct env *e = *state;
+	unsigned kills = 0;
+
+	for (size_t ci = 0; ci < 2; ci++) {
+		const struct kill_case *c = &kill_cases[ci];
+
+		for (int before = 0; before < 2; before++)
+			for (unsigned k = 1;; k++) {
+				bool killed = false;
+
+				for (int how = 0; how < REC_N; how++) {
+					struct snap start;
+					const char *x;
+					int r;
+
+					kill_setup(e, c);
+					x = kill_xml(e, c);
+					assert_int_equal(hook(e, x, "prepare"), 0);
+					assert_int_equal(hook(e, x, "started"), 0);
+					/* The guest stopped; the host's process freed
+					 * its pages too: all free now. */
+					for (int i = 0; i < 2; i++)
+						fake_set_node(e->f, 0, i, NODE(e, i), NODE(e, i));
+					start.t[0][0] = 4;
+					start.t[0][1] = 1;
+					r = hook_child(e, x, "release", k, before);
+					if (r != -SIGKILL) {
+						assert_int_equal(r, 0);
+						assert_true(NODE(e, 0) == 4 && NODE(e, 1) == 1);
+						break;
+					}
+					killed = true;
+					recover(e, how, x, 0);
+					if (e->f->total[0][0] != start.t[0][0] ||
+					    e->f->total[0][1] != start.t[0][1])
+						fail_msg("%s: killed %s pool write %u of release, "
+							 "then %s: 1G pools %llu+%llu, expected "
+							 "%llu+%llu", c->name, before ? "before" :
+							 "after", k, rec_name[how],
+							 (unsigned long long)e->f->total[0][0],
+							 (unsigned long long)e->f->total[0][1],
+							 (unsigned long long)start.t[0][0],
+							 (unsigned long long)start.t[0][1]);
+					assert_false(ledger_exists(e, UA));
+				}
+				if (!killed)
+					break;
+				kills++;
+			}
+	}
+	print_message("kill release: %u kill points, each followed by %d recoveries\n",
+		      kills, REC_N);
+	assert_true(kills >= 4);
+}
+
+/* Bug 6: a guest no node could ever hold is refused before any write. */
+static void t_oversized_refused(void **state)
+{
+	struct env *e = *state;
+	static const struct {
+		const char *amount, *unit, *page, *nodes, *what;
+	} big[] = {
+		{ "15", "EiB", "1G", NULL, "15E" },
+		{ "18446744073709551615", "b", "2M", NULL, "16E" },
+		{ "1", "TiB", "1G", NULL, "1T" },
+		{ "100", "GiB", "1G", "0", "100G" },
+		{ "200", "GiB", "2M", "1", "200G" },
+	};
+	char p[PATH_MAX + 64];
+
+	e->f->avail[0][0] = e->f->avail[0][1] = 1000000;
+	e->f->avail[1][0] = e->f->avail[1][1] = 100000000;
+	for (size_t i = 0; i < HV_ARRAY_SIZE(big); i++) {
+		const char *x = guest_pg(e, UA, "huge", big[i].amount, big[i].unit, big[i].page,
+					 big[i].nodes);
+
+		e->f->writes = 0;
+		assert_int_equal(hook_child(e, x, "prepare", 0, false), HV_EXIT_PARTIAL);
+		if (e->f->writes != 0)
+			fail_msg("%s %s: %u writes before the refusal", big[i].amount,
+				 big[i].unit, e->f->writes);
+		assert_int_equal(hook_child(e, x, "release", 0, false), 0);
+	}
+	/* The message names the guest's size and the host's. */
+	assert_int_equal(hook(e, guest_pg(e, UA, "huge", "1", "TiB", "1G", NULL), "prepare"),
+			 HV_EXIT_PARTIAL);
+	assert_non_null(strstr(e->err, "1.0 TiB"));
+	assert_non_null(strstr(e->err, "128.0 GiB"));
+	assert_false(ledger_exists(e, UA));
+	/* HOST_RESERVE counts: 60 GiB strict on a 64 GiB node with 8 GiB kept
+	 * for the host is refused, 50 GiB is granted. */
+	put(e->conf, "HOST_RESERVE=8G\nPOOL_1G=50%\n");
+	assert_int_equal(hook(e, guest_pg(e, UA, "h", "60", "GiB", "1G", "0"), "prepare"),
+			 HV_EXIT_PARTIAL);
+	assert_non_null(strstr(e->err, "HOST_RESERVE"));
+	assert_true(TOTAL(e) == 0);
+	assert_int_equal(hook(e, guest_pg(e, UA, "h", "50", "GiB", "1G", "0"), "prepare"), 0);
+	assert_true(NODE(e, 0) == 50);
+	snprintf(p, sizeof(p), "%s", guest_pg(e, UA, "h", "50", "GiB", "1G", "0"));
+	assert_int_equal(hook(e, p, "release"), 0);
+	assert_true(TOTAL(e) == 0);
+}
+
+/* Bug 7: an absurd Hugepagesize in /proc/meminfo is not trusted. */
+static void t_bad_hugepagesize(void **state)
+{
+	struct env *e = *state;
+	static const char *const bad[] = { "0", "36028797018963968", "3", "18446744073709551615",
+		"x" };
+	char p[PATH_MAX + 64];
+
+	snprintf(p, sizeof(p), "%s/default-hp.xml", TEST_XML_DIR);
+	for (size_t i = 0; i < HV_ARRAY_SIZE(bad); i++) {
+		int r;
+
+		fake_write(e->f, "/proc/meminfo", "MemTotal: 16000000 kB\nHugepagesize: %s kB\n",
+			   bad[i]);
+		r = hook_child(e, p, "prepare", 0, false);
+		if (r != HV_EXIT_ERROR)
+			fail_msg("Hugepagesize %s: prepare status %d, expected a refusal", bad[i], r);
+		r = hook_child(e, p, "release", 0, false);
+		if (r != 0)
+			fail_msg("Hugepagesize %s: release status %d, expected 0", bad[i], r);
+		assert_int_equal(hook_child(e, p, "reconnect", 0, false), 0);
+	}
+	assert_int_equal(hook(e, p, "prepare"), HV_EXIT_ERROR);
+	assert_non_null(strstr(e->err, "Hugepagesize"));
+	assert_int_equal(e->f->writes, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +1025,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(t_hostile_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_lock_and_rundir, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_concurrent_16, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_strict_after_any, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_concurrent_32_mixed, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_kept_pages_given_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_refused_reprepare_restores, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_kill_prepare, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_kill_release, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_oversized_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_bad_hugepagesize, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("libvirt-hook", tests, NULL, NULL);
