@@ -3,8 +3,11 @@
  * bench_hook HVOCTL XMLDIR RUNS [WRAPPER]: latency of "hvoctl libvirt-hook
  * prepare" when the pool already suffices, measured as libvirt runs a hook
  * (fork + exec, domain XML on stdin), on a fake sysfs tree with 2 NUMA
- * nodes in a temporary directory.  Also the no-huge-page fast path and,
- * given WRAPPER (libvirt-hooks/hvokit), the path through /bin/sh.
+ * nodes in a temporary directory.  Also the no-huge-page fast path, the
+ * binary exec'd directly as hooks/qemu.d/hvokit (a copy named hvokit, as
+ * libvirt would run it), the path through the /bin/sh wrapper WRAPPER
+ * (libvirt-hooks/hvokit) if given, and two baselines: /bin/true and
+ * "hvoctl --version" (process start plus loading hvoctl's libraries).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -154,6 +157,29 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			t[i] = run(prep, xnone);
 		report("prepare, no huge pages (fast path)", t, n);
+	}
+	{
+		char hookbin[400], cmd[1200];
+		char *d[] = { hookbin, "web1", "prepare", "begin", "-", NULL };
+		char *rel[] = { argv[1], "libvirt-hook", "--", "web1", "release", "end", "-", NULL };
+		char *tru[] = { "/bin/true", NULL };
+		char *ver[] = { argv[1], "--version", NULL };
+
+		snprintf(hookbin, sizeof(hookbin), "%s/qemu.d/hvokit", root);
+		snprintf(cmd, sizeof(cmd), "mkdir -p %s/qemu.d && cp %s %s", root, argv[1], hookbin);
+		if (system(cmd) != 0)
+			return 1;
+		for (int i = 0; i < n; i++) {
+			t[i] = run(d, x1g);
+			run(rel, x1g);
+		}
+		report("prepare, binary exec'd as qemu.d/hvokit", t, n);
+		for (int i = 0; i < n; i++)
+			t[i] = run(tru, xnone);
+		report("baseline: /bin/true", t, n);
+		for (int i = 0; i < n; i++)
+			t[i] = run(ver, xnone);
+		report("baseline: hvoctl --version", t, n);
 	}
 	if (argc > 4) {
 		char *w[] = { "/bin/sh", argv[4], "web1", "prepare", "begin", "-", NULL };
