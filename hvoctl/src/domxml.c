@@ -2,12 +2,16 @@
 /*
  * libvirt domain XML -> huge page demand.  See domxml.h.
  *
+ * Parsed with expat (a small C library: the hook binary loads no ICU and
+ * no libstdc++, which libxml2 pulls in) into a minimal element tree.
  * Hardening: the input is size-limited before parsing; any markup
  * declaration other than comments and CDATA ("<!DOCTYPE", "<!ENTITY", ...)
- * is refused before libxml2 sees it, and documents with a DTD are refused
- * after parsing as well; XML_PARSE_NONET, no DTD loading, no entity
- * substitution, libxml2's default depth and size limits (no XML_PARSE_HUGE),
- * errors are collected, never printed.
+ * is refused before expat sees it, and a DOCTYPE or entity declaration
+ * stops the parse as well; expat never loads external entities or DTDs
+ * here (no handler for them, parameter entity parsing off); elements nest
+ * at most 256 deep and the tree is bounded in memory; the encoding is
+ * UTF-8, whatever the document declares; errors are collected, never
+ * printed.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -16,9 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/parser.h>
-#include <libxml/tree.h>
-#include <libxml/xmlerror.h>
+#include <expat.h>
 
 #include "domxml.h"
 #include "util.h"
@@ -257,6 +259,236 @@ int hv_uuid_canon(const char *in, char out[37])
 
 /* ---------- the parse ---------- */
 
+/* ---------- the element tree ---------- */
+
+static void safe_copy(char *dst, size_t n, const char *src);
+
+#define MAX_DEPTH 256            /* as libxml2's default limit */
+#define MAX_TREE (32u << 20)     /* bytes the tree may take */
+
+/* One element: its name as written, attributes (name, value pairs, NULL
+ * terminated), its own character data (not its children's), and whether
+ * it is in a namespace (prefixed, or under a default xmlns): only elements
+ * outside any namespace are libvirt's. */
+struct xel {
+	char *name;
+	bool ns, default_ns;
+	char **attrs;
+	char *text;
+	size_t text_len, text_cap;
+	struct xel *children, *last, *next, *parent;
+};
+
+struct builder {
+	XML_Parser p;
+	struct xel *root, *cur;
+	unsigned depth;
+	size_t bytes;
+	const char *why; /* our reason for stopping the parse */
+};
+
+static void *b_alloc(struct builder *b, size_t n)
+{
+	void *v;
+
+	if (n > MAX_TREE - b->bytes) {
+		b->why = "the document is too large as a tree";
+		return NULL;
+	}
+	v = calloc(1, n);
+	if (v)
+		b->bytes += n;
+	else
+		b->why = "out of memory";
+	return v;
+}
+
+static char *b_strdup(struct builder *b, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *c = b_alloc(b, n);
+
+	if (c)
+		memcpy(c, s, n);
+	return c;
+}
+
+static void b_stop(struct builder *b, const char *why)
+{
+	if (!b->why)
+		b->why = why;
+	XML_StopParser(b->p, XML_FALSE);
+}
+
+static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **atts)
+{
+	struct builder *b = ud;
+	struct xel *e;
+	size_t n = 0;
+
+	if (b->why)
+		return;
+	if (++b->depth > MAX_DEPTH) {
+		b_stop(b, "elements nested deeper than 256");
+		return;
+	}
+	while (atts[n])
+		n++;
+	e = b_alloc(b, sizeof(*e));
+	if (!e || !(e->name = b_strdup(b, name)) ||
+	    !(e->attrs = b_alloc(b, (n + 1) * sizeof(char *)))) {
+		b_stop(b, b->why);
+		free(e ? e->name : NULL);
+		free(e);
+		return;
+	}
+	e->parent = b->cur;
+	e->default_ns = b->cur && b->cur->default_ns;
+	for (size_t i = 0; i < n; i++) {
+		if (!(e->attrs[i] = b_strdup(b, atts[i]))) {
+			b_stop(b, b->why);
+			break;
+		}
+		if (i % 2 == 0 && !strcmp(atts[i], "xmlns"))
+			e->default_ns = atts[i + 1][0] != '\0';
+	}
+	e->ns = e->default_ns || strchr(name, ':') != NULL;
+	/* Linked even when incomplete, so that it is freed with the tree. */
+	if (!b->cur)
+		b->root = e;
+	else if (b->cur->last)
+		b->cur->last = b->cur->last->next = e;
+	else
+		b->cur->children = b->cur->last = e;
+	b->cur = e;
+}
+
+static void XMLCALL on_end(void *ud, const XML_Char *name)
+{
+	struct builder *b = ud;
+
+	(void)name;
+	if (b->why || !b->cur)
+		return;
+	b->depth--;
+	b->cur = b->cur->parent;
+}
+
+static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
+{
+	struct builder *b = ud;
+	struct xel *e = b->cur;
+
+	if (b->why || !e || len <= 0)
+		return;
+	if (e->text_len + (size_t)len + 1 > e->text_cap) {
+		size_t cap = (e->text_len + (size_t)len + 1) * 2;
+		char *t;
+
+		if (cap - e->text_cap > MAX_TREE - b->bytes) {
+			b_stop(b, "the document is too large as a tree");
+			return;
+		}
+		t = realloc(e->text, cap);
+		if (!t) {
+			b_stop(b, "out of memory");
+			return;
+		}
+		b->bytes += cap - e->text_cap;
+		e->text = t;
+		e->text_cap = cap;
+	}
+	memcpy(e->text + e->text_len, s, (size_t)len);
+	e->text_len += (size_t)len;
+	e->text[e->text_len] = '\0';
+}
+
+static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *sysid,
+			       const XML_Char *pubid, int has_internal)
+{
+	(void)name;
+	(void)sysid;
+	(void)pubid;
+	(void)has_internal;
+	b_stop(ud, "a DTD");
+}
+
+static void XMLCALL on_entity(void *ud, const XML_Char *name, int is_param,
+			      const XML_Char *value, int value_len, const XML_Char *base,
+			      const XML_Char *sysid, const XML_Char *pubid,
+			      const XML_Char *notation)
+{
+	(void)name;
+	(void)is_param;
+	(void)value;
+	(void)value_len;
+	(void)base;
+	(void)sysid;
+	(void)pubid;
+	(void)notation;
+	b_stop(ud, "an entity declaration");
+}
+
+/* Free a tree without recursion (its depth is bounded, but cheaply so). */
+static void tree_free(struct xel *e)
+{
+	while (e) {
+		struct xel *next;
+
+		if (e->children) {
+			next = e->children;
+			e->children = NULL;
+			e = next;
+			continue;
+		}
+		next = e->next ? e->next : e->parent;
+		for (char **a = e->attrs; a && *a; a++)
+			free(*a);
+		free(e->attrs);
+		free(e->name);
+		free(e->text);
+		free(e);
+		e = next;
+	}
+}
+
+/* Parse into a tree; NULL with a reason in err. */
+static struct xel *tree_parse(const char *xml, size_t len, char *err, size_t errlen)
+{
+	struct builder b = { 0 };
+	enum XML_Status st;
+
+	b.p = XML_ParserCreate("UTF-8");
+	if (!b.p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	XML_SetUserData(b.p, &b);
+	XML_SetElementHandler(b.p, on_start, on_end);
+	XML_SetCharacterDataHandler(b.p, on_text);
+	XML_SetStartDoctypeDeclHandler(b.p, on_doctype);
+	XML_SetEntityDeclHandler(b.p, on_entity);
+	XML_SetParamEntityParsing(b.p, XML_PARAM_ENTITY_PARSING_NEVER);
+	st = XML_Parse(b.p, xml, (int)len, XML_TRUE);
+	if (st != XML_STATUS_OK || b.why) {
+		char m[160];
+
+		if (b.why && (!strcmp(b.why, "a DTD") || !strcmp(b.why, "an entity declaration")))
+			snprintf(err, errlen, "domain XML has %s; libvirt never sends one", b.why);
+		else {
+			safe_copy(m, sizeof(m), b.why ? b.why :
+				  XML_ErrorString(XML_GetErrorCode(b.p)));
+			snprintf(err, errlen, "domain XML is not well-formed UTF-8 XML: line "
+				 "%lu: %s", (unsigned long)XML_GetCurrentLineNumber(b.p), m);
+		}
+		XML_ParserFree(b.p);
+		tree_free(b.root);
+		return NULL;
+	}
+	XML_ParserFree(b.p);
+	return b.root;
+}
+
 struct page {
 	uint64_t size_kb; /* 4: normal memory */
 	bool has_nodeset;
@@ -280,7 +512,7 @@ struct st {
 	size_t errlen;
 	uint64_t default_kb;
 	struct hv_demand *d;
-	xmlNode *memory, *hugepages, *numa, *numatune, *devices;
+	struct xel *memory, *hugepages, *numa, *numatune, *devices;
 	size_t n_pages;
 	struct page pages[HV_DOM_MAX_DEMANDS];
 	int default_page; /* index or -1 */
@@ -301,10 +533,9 @@ static int fail(struct st *s, const char *fmt, ...)
 	return -1;
 }
 
-static bool is_el(const xmlNode *n, const char *name)
+static bool is_el(const struct xel *n, const char *name)
 {
-	return n->type == XML_ELEMENT_NODE && n->ns == NULL &&
-	       !strcmp((const char *)n->name, name);
+	return !n->ns && !strcmp(n->name, name);
 }
 
 /* Message-safe copy: printable ASCII only, at most n-1 bytes. */
@@ -322,28 +553,26 @@ void hv_dom_safe_name(const char *name, char *out, size_t n)
 	safe_copy(out, n, name);
 }
 
-/* Trimmed text content (malloc'ed) or NULL on OOM. */
-static char *text_of(xmlNode *n)
+/* Trimmed text of an element (malloc'ed) or NULL on OOM. */
+static char *text_of(struct xel *n)
 {
-	xmlChar *c = xmlNodeGetContent(n);
-	char *t, *start, *end;
+	const char *start = n->text ? n->text : "", *end;
 
-	if (!c)
-		return strdup("");
-	start = (char *)c;
 	while (*start && strchr(" \t\r\n", *start))
 		start++;
 	end = start + strlen(start);
 	while (end > start && strchr(" \t\r\n", end[-1]))
 		end--;
-	t = strndup(start, (size_t)(end - start));
-	xmlFree(c);
-	return t;
+	return strndup(start, (size_t)(end - start));
 }
 
-static char *attr(xmlNode *n, const char *name)
+/* Copy of an attribute without namespace prefix (malloc'ed), or NULL. */
+static char *attr(struct xel *n, const char *name)
 {
-	return (char *)xmlGetNoNsProp(n, (const xmlChar *)name);
+	for (char **a = n->attrs; a && a[0]; a += 2)
+		if (!strcmp(a[0], name))
+			return strdup(a[1]);
+	return NULL;
 }
 
 static int scaled(struct st *s, const char *what, const char *num, const char *unit,
@@ -366,7 +595,7 @@ static int scaled(struct st *s, const char *what, const char *num, const char *u
 }
 
 /* Element text as a scaled value, unit attribute "unit", default KiB. */
-static int elem_scaled(struct st *s, const char *what, xmlNode *n, uint64_t *bytes)
+static int elem_scaled(struct st *s, const char *what, struct xel *n, uint64_t *bytes)
 {
 	char *t = text_of(n), *u = attr(n, "unit");
 	int r;
@@ -376,7 +605,7 @@ static int elem_scaled(struct st *s, const char *what, xmlNode *n, uint64_t *byt
 	else
 		r = scaled(s, what, t, u, bytes);
 	free(t);
-	xmlFree(u);
+	free(u);
 	return r;
 }
 
@@ -413,7 +642,7 @@ static int page_size(struct st *s, const char *what, const char *num,
 static int parse_pages(struct st *s)
 {
 	s->default_page = -1;
-	for (xmlNode *n = s->hugepages->children; n; n = n->next) {
+	for (struct xel *n = s->hugepages->children; n; n = n->next) {
 		struct page *p;
 		char *sz, *unit, *ns;
 		int r = 0;
@@ -432,9 +661,9 @@ static int parse_pages(struct st *s)
 			p->has_nodeset = true;
 			r = nodeset_attr(s, "<hugepages><page nodeset>", ns, &p->cells);
 		}
-		xmlFree(sz);
-		xmlFree(unit);
-		xmlFree(ns);
+		free(sz);
+		free(unit);
+		free(ns);
 		if (r < 0)
 			return -1;
 		if (!p->has_nodeset) {
@@ -464,7 +693,7 @@ static int parse_cells(struct st *s)
 {
 	size_t idx = 0;
 
-	for (xmlNode *n = s->numa->children; n; n = n->next) {
+	for (struct xel *n = s->numa->children; n; n = n->next) {
 		struct cell *c;
 		char *id, *mem, *unit;
 		int r = 0;
@@ -490,9 +719,9 @@ static int parse_cells(struct st *s)
 			r = fail(s, "<numa><cell id='%d'>: no memory attribute", c->id);
 		if (r == 0)
 			r = scaled(s, "<numa><cell memory>", mem, unit, &c->bytes);
-		xmlFree(id);
-		xmlFree(mem);
-		xmlFree(unit);
+		free(id);
+		free(mem);
+		free(unit);
 		if (r < 0)
 			return -1;
 		for (size_t i = 0; i < s->n_cells; i++)
@@ -533,7 +762,7 @@ static int parse_numatune(struct st *s)
 {
 	bool seen_memory = false;
 
-	for (xmlNode *n = s->numatune->children; n; n = n->next) {
+	for (struct xel *n = s->numatune->children; n; n = n->next) {
 		char *mode, *ns, *pl, *cid;
 		int r = 0;
 
@@ -560,9 +789,9 @@ static int parse_numatune(struct st *s)
 				r = nodeset_attr(s, "<numatune><memory nodeset>", ns,
 						 &s->global.nodes);
 			s->global.set = true;
-			xmlFree(mode);
-			xmlFree(ns);
-			xmlFree(pl);
+			free(mode);
+			free(ns);
+			free(pl);
 			if (r < 0)
 				return -1;
 		} else if (is_el(n, "memnode")) {
@@ -589,9 +818,9 @@ static int parse_numatune(struct st *s)
 						 &c->tune.nodes);
 			if (r == 0)
 				c->tune.set = true;
-			xmlFree(mode);
-			xmlFree(ns);
-			xmlFree(cid);
+			free(mode);
+			free(ns);
+			free(cid);
 			if (r < 0)
 				return -1;
 		}
@@ -660,9 +889,9 @@ static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
 {
 	if (!s->devices)
 		return 0;
-	for (xmlNode *n = s->devices->children; n; n = n->next) {
-		xmlNode *src = NULL, *tgt = NULL, *psz = NULL, *nmask = NULL;
-		xmlNode *tsize = NULL, *tnode = NULL;
+	for (struct xel *n = s->devices->children; n; n = n->next) {
+		struct xel *src = NULL, *tgt = NULL, *psz = NULL, *nmask = NULL;
+		struct xel *tsize = NULL, *tnode = NULL;
 		char *model;
 		uint64_t bytes = 0, kb = 0;
 		int cell = 0, r = 0;
@@ -670,19 +899,19 @@ static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
 
 		if (!is_el(n, "memory"))
 			continue;
-		for (xmlNode *c = n->children; c; c = c->next) {
+		for (struct xel *c = n->children; c; c = c->next) {
 			if (is_el(c, "source"))
 				src = c;
 			else if (is_el(c, "target"))
 				tgt = c;
 		}
-		for (xmlNode *c = src ? src->children : NULL; c; c = c->next) {
+		for (struct xel *c = src ? src->children : NULL; c; c = c->next) {
 			if (is_el(c, "pagesize"))
 				psz = c;
 			else if (is_el(c, "nodemask"))
 				nmask = c;
 		}
-		for (xmlNode *c = tgt ? tgt->children : NULL; c; c = c->next) {
+		for (struct xel *c = tgt ? tgt->children : NULL; c; c = c->next) {
 			if (is_el(c, "size"))
 				tsize = c;
 			else if (is_el(c, "node"))
@@ -692,7 +921,7 @@ static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
 		dimm = model && !strcmp(model, "dimm");
 		hp = psz != NULL || (dimm && s->hugepages);
 		if (mode == DEV_DETECT) {
-			xmlFree(model);
+			free(model);
 			if (hp)
 				*any_hp = true;
 			continue;
@@ -713,7 +942,7 @@ static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
 			r = fail(s, "<devices><memory model='%s'> with <pagesize>: huge "
 				 "pages are only supported for model='dimm'", m);
 		}
-		xmlFree(model);
+		free(model);
 		if (r < 0)
 			return -1;
 		if (!tsize)
@@ -750,7 +979,7 @@ static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
 			r = t ? page_size(s, "<devices><memory><source><pagesize>", t, u, &kb)
 			      : fail(s, "out of memory");
 			free(t);
-			xmlFree(u);
+			free(u);
 			if (r < 0)
 				return -1;
 		} else if (s->hugepages) {
@@ -774,15 +1003,15 @@ static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
 	return 0;
 }
 
-static int walk(struct st *s, xmlNode *root)
+static int walk(struct st *s, struct xel *root)
 {
 	struct hv_demand *d = s->d;
-	xmlNode *mb = NULL, *cpu = NULL, *cur = NULL, *maxm = NULL;
+	struct xel *mb = NULL, *cpu = NULL, *cur = NULL, *maxm = NULL;
 	uint64_t mem = 0, dev_sum = 0, b;
 	bool dev_hp = false;
 
-	for (xmlNode *n = root->children; n; n = n->next) {
-		xmlNode **slot = NULL;
+	for (struct xel *n = root->children; n; n = n->next) {
+		struct xel **slot = NULL;
 
 		if (is_el(n, "name")) {
 			char *t = text_of(n);
@@ -820,7 +1049,7 @@ static int walk(struct st *s, xmlNode *root)
 			*slot = n;
 		}
 	}
-	for (xmlNode *n = mb ? mb->children : NULL; n; n = n->next)
+	for (struct xel *n = mb ? mb->children : NULL; n; n = n->next)
 		if (is_el(n, "hugepages")) {
 			if (s->hugepages)
 				return fail(s, "<memoryBacking>: <hugepages> given twice");
@@ -845,7 +1074,7 @@ static int walk(struct st *s, xmlNode *root)
 		return fail(s, "<currentMemory> is larger than <memory>");
 	if (maxm && elem_scaled(s, "<maxMemory>", maxm, &b) < 0)
 		return -1;
-	for (xmlNode *n = cpu ? cpu->children : NULL; n; n = n->next)
+	for (struct xel *n = cpu ? cpu->children : NULL; n; n = n->next)
 		if (is_el(n, "numa")) {
 			if (s->numa)
 				return fail(s, "<cpu>: <numa> given twice");
@@ -871,7 +1100,7 @@ static int walk(struct st *s, xmlNode *root)
 					    "does not exist", id);
 	if (s->numatune) {
 		if (s->implicit_cell) {
-			for (xmlNode *n = s->numatune->children; n; n = n->next)
+			for (struct xel *n = s->numatune->children; n; n = n->next)
 				if (is_el(n, "memnode"))
 					return fail(s, "<numatune><memnode> without guest "
 						    "NUMA cells");
@@ -909,25 +1138,17 @@ static bool has_declaration(const char *xml, size_t len)
 		else
 			return true;
 		if (!end)
-			return false; /* unterminated: libxml2 refuses it */
+			return false; /* unterminated: the parser refuses it */
 		i = (size_t)(end - xml);
 	}
 	return false;
-}
-
-static void silent(void *ctx, const char *msg, ...)
-{
-	(void)ctx;
-	(void)msg;
 }
 
 int hv_dom_demand(const char *xml, size_t len, uint64_t default_kb,
 		  struct hv_demand *d, char *err, size_t errlen)
 {
 	struct st *s;
-	xmlParserCtxtPtr ctxt;
-	xmlDocPtr doc;
-	xmlNode *root;
+	struct xel *root;
 	int r;
 
 	memset(d, 0, sizeof(*d));
@@ -946,42 +1167,18 @@ int hv_dom_demand(const char *xml, size_t len, uint64_t default_kb,
 			 "libvirt never sends one");
 		return -1;
 	}
-	xmlSetGenericErrorFunc(NULL, silent);
-	ctxt = xmlNewParserCtxt();
-	if (!ctxt) {
-		snprintf(err, errlen, "out of memory");
+	root = tree_parse(xml, len, err, errlen);
+	if (!root)
 		return -1;
-	}
-	doc = xmlCtxtReadMemory(ctxt, xml, (int)len, "domain.xml", "UTF-8",
-				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	if (!doc) {
-		const xmlError *e = xmlCtxtGetLastError(ctxt);
-		char m[160];
-
-		safe_copy(m, sizeof(m), e && e->message ? e->message : "parse error");
-		for (size_t n = strlen(m); n > 0 && m[n - 1] == ' '; n--)
-			m[n - 1] = '\0';
-		snprintf(err, errlen, "domain XML is not well-formed UTF-8 XML: line %d: %s",
-			 e ? e->line : 0, m);
-		xmlFreeParserCtxt(ctxt);
-		return -1;
-	}
-	xmlFreeParserCtxt(ctxt);
-	root = xmlDocGetRootElement(doc);
-	if (doc->intSubset || doc->extSubset) {
-		snprintf(err, errlen, "domain XML has a DTD; libvirt never sends one");
-		xmlFreeDoc(doc);
-		return -1;
-	}
-	if (!root || !is_el(root, "domain")) {
+	if (!is_el(root, "domain")) {
 		snprintf(err, errlen, "the root element is not <domain>");
-		xmlFreeDoc(doc);
+		tree_free(root);
 		return -1;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
-		xmlFreeDoc(doc);
+		tree_free(root);
 		return -1;
 	}
 	s->err = err;
@@ -991,7 +1188,7 @@ int hv_dom_demand(const char *xml, size_t len, uint64_t default_kb,
 	s->default_page = -1;
 	r = walk(s, root);
 	free(s);
-	xmlFreeDoc(doc);
+	tree_free(root);
 	if (r < 0) {
 		d->n = 0;
 		return -1;

@@ -288,7 +288,16 @@ static void t_hostile_inline(void **s)
 		"<page size='99999999999999999999999'/></hugepages></memoryBacking></domain>",
 		false, "too large");
 
-	/* Deeply nested elements: libxml2's depth limit, no recursion here. */
+	/* Namespaced elements are not libvirt's, undefined entities are errors. */
+	refused("<domain xmlns='urn:x'>" U "<memory>4</memory>" HP "</domain>", false,
+		"root element");
+	refused("<domain>" U "<memory xmlns='urn:x'>4</memory>" HP "</domain>", false,
+		"no <memory>");
+	refused("<domain>" U "<memory>&x;</memory>" HP "</domain>", false, "not well-formed");
+	refused("<domain>" U "<memory>4</memory>" HP "</domain><domain/>", false,
+		"not well-formed");
+
+	/* Deeply nested elements: refused past 256 levels, no recursion here. */
 	deep = malloc(200000);
 	assert_non_null(deep);
 	n += (size_t)sprintf(deep, "<domain>" U "<memory>1048576</memory>" HP);
@@ -319,6 +328,25 @@ static void t_benign_markup(void **s)
 				 "<metadata><x:y xmlns:x='urn:x'><x:memory>1</x:memory></x:y></metadata>"
 				 "<memory unit='G'>2</memory>" HP "<whatever/></domain>"), 0);
 	assert_int_equal(item(1048576, "any")->pages, 2);
+	/* Character references and predefined entities are plain text. */
+	assert_int_equal(run_str("<domain>" U "<memory unit='G'>&#51;</memory>" HP
+				 "<metadata xmlns='urn:y'><memory>99</memory></metadata></domain>"), 0);
+	assert_int_equal(item(1048576, "any")->pages, 3);
+	/* 256 levels deep is still accepted. */
+	{
+		char *deep = malloc(8192);
+		size_t n = 0;
+
+		assert_non_null(deep);
+		n += (size_t)sprintf(deep, "<domain>" U "<memory>1048576</memory>" HP);
+		for (int i = 0; i < 254; i++)
+			n += (size_t)sprintf(deep + n, "<a>");
+		for (int i = 0; i < 254; i++)
+			n += (size_t)sprintf(deep + n, "</a>");
+		sprintf(deep + n, "</domain>");
+		assert_int_equal(run_str(deep), 0);
+		free(deep);
+	}
 	/* Odd sizes round up to whole pages. */
 	assert_int_equal(run_str("<domain>" U "<memory unit='MiB'>1025</memory>" HP
 				 "</domain>"), 0);
