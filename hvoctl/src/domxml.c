@@ -883,7 +883,12 @@ static int add_item(struct st *s, uint64_t size_kb, const struct tune *t,
 
 /* Memory devices.  DEV_DETECT: only set *any_hp (never fails: a guest
  * without huge pages is not refused); DEV_SUM: validate and sum the sizes
- * of all models; DEV_DEMAND: add the demand of DIMMs. */
+ * of all models; DEV_DEMAND: add the demand of DIMMs and virtio-mem
+ * devices.  Both are backed like guest RAM: libvirt (9.0, as since 7.9)
+ * takes the page size from <source><pagesize>, else from the <hugepages>
+ * page of the target cell, else the default page; virtio-mem counts with
+ * its whole <target><size>, the most the guest can plug without another
+ * prepare. */
 enum { DEV_DETECT, DEV_SUM, DEV_DEMAND };
 static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
 {
@@ -895,7 +900,7 @@ static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
 		char *model;
 		uint64_t bytes = 0, kb = 0;
 		int cell = 0, r = 0;
-		bool dimm, hp;
+		bool dimm, backed, hp;
 
 		if (!is_el(n, "memory"))
 			continue;
@@ -919,7 +924,8 @@ static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
 		}
 		model = attr(n, "model");
 		dimm = model && !strcmp(model, "dimm");
-		hp = psz != NULL || (dimm && s->hugepages);
+		backed = dimm || (model && !strcmp(model, "virtio-mem"));
+		hp = psz != NULL || (backed && s->hugepages);
 		if (mode == DEV_DETECT) {
 			free(model);
 			if (hp)
@@ -935,12 +941,12 @@ static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
 			safe_copy(m, sizeof(m), model);
 			r = fail(s, "<devices><memory model='%s'>: unknown memory device "
 				 "model", m);
-		} else if (!dimm && psz) {
+		} else if (!backed && psz) {
 			char m[64];
 
 			safe_copy(m, sizeof(m), model);
 			r = fail(s, "<devices><memory model='%s'> with <pagesize>: huge "
-				 "pages are only supported for model='dimm'", m);
+				 "pages are only supported for model='dimm' and 'virtio-mem'", m);
 		}
 		free(model);
 		if (r < 0)
@@ -954,7 +960,7 @@ static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
 				return fail(s, "<devices><memory>: sizes are too large");
 			continue;
 		}
-		if (!dimm)
+		if (!backed)
 			continue;
 		if (tnode) {
 			char *t = text_of(tnode);

@@ -129,6 +129,31 @@ static void t_dimm(void **s)
 	assert_int_equal(item(1048576, "1")->pages, 2);
 }
 
+/* virtio-mem is backed like a DIMM (libvirt 9.0): its own <pagesize>, else
+ * the page of its target cell; counted with its whole <target><size>. */
+static void t_virtio_mem(void **s)
+{
+	(void)s;
+	assert_int_equal(run_str("<domain><uuid>99999999-9999-9999-9999-999999999999</uuid>"
+				 "<memory unit='GiB'>5</memory>"
+				 "<memoryBacking><hugepages><page size='1' unit='G'/>"
+				 "</hugepages></memoryBacking><devices><memory model='virtio-mem'>"
+				 "<target><size unit='GiB'>1</size><node>0</node>"
+				 "<block unit='MiB'>2</block><requested unit='MiB'>0</requested>"
+				 "</target></memory></devices></domain>"), 0);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(item(1048576, "any")->pages, 5);
+	assert_int_equal(run_str("<domain><uuid>99999999-9999-9999-9999-999999999999</uuid>"
+				 "<memory unit='GiB'>5</memory>"
+				 "<devices><memory model='virtio-mem'><source><pagesize unit='M'>2"
+				 "</pagesize><nodemask>1</nodemask></source><target><size "
+				 "unit='GiB'>1</size><node>0</node></target></memory></devices>"
+				 "</domain>"), 0);
+	assert_true(d.hugepages);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(item(2048, "1")->pages, 512);
+}
+
 static void t_units(void **s)
 {
 	(void)s;
@@ -273,9 +298,9 @@ static void t_hostile_inline(void **s)
 	refused("<domain>" U "<memory unit='GiB'>4</memory>" HP
 		"<cpu><numa><cell id='0'/></numa></cpu></domain>", false, "no memory attribute");
 	refused("<domain>" U "<memory unit='GiB'>4</memory>"
-		"<devices><memory model='virtio-mem'><source><pagesize unit='M'>2</pagesize>"
+		"<devices><memory model='virtio-pmem'><source><pagesize unit='M'>2</pagesize>"
 		"</source><target><size unit='G'>1</size></target></memory></devices></domain>",
-		false, "only supported for model='dimm'");
+		false, "only supported for model='dimm' and 'virtio-mem'");
 	refused("<domain>" U "<memory unit='GiB'>4</memory>" HP
 		"<devices><memory model='magic'><target><size unit='G'>1</size></target>"
 		"</memory></devices></domain>", false, "unknown memory device model");
@@ -376,6 +401,7 @@ int main(void)
 		cmocka_unit_test(t_default_size),
 		cmocka_unit_test(t_numa_strict),
 		cmocka_unit_test(t_dimm),
+		cmocka_unit_test(t_virtio_mem),
 		cmocka_unit_test(t_units),
 		cmocka_unit_test(t_interleave),
 		cmocka_unit_test(t_scale),
