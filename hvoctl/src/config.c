@@ -302,12 +302,7 @@ int hv_config_parse(struct hv_config *c, const char *name, const char *text)
 		       name, pct);
 		return -1;
 	}
-	if (c->host_reserve && !(c->pool[0].kind == HV_POOL_PERCENT ||
-				 c->pool[1].kind == HV_POOL_PERCENT)) {
-		/* Harmless, but tell: HOST_RESERVE only affects P% pools. */
-		hv_err("%s:%u: HOST_RESERVE: only used by pools given as P%%; ignored",
-		       name, x.seen[3]);
-	}
+	/* HOST_RESERVE without a P% pool still bounds the libvirt hook. */
 	return 0;
 }
 
