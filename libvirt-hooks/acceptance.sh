@@ -59,7 +59,7 @@ xml 100000 >"$tmp" && virsh define "$tmp" >/dev/null
 # shellcheck disable=SC2034
 out=$(virsh start $name 2>&1)
 check "impossible guest is refused" '[ "$(virsh domstate $name)" != running ]'
-check "refusal says what is missing" 'echo "$out" | grep -q "missing 1G"'
+check "refusal names the guest's and the host's size" 'echo "$out" | grep -q "could ever hold"'
 check "pool restored after refusal" '[ "$(cat $pool)" -eq "$before" ]'
 check "decisions in the journal" 'journalctl -q -t hvoctl-libvirt-hook --since "-10 min" | grep -q "granted"'
 
