@@ -8,6 +8,8 @@
 #
 # HOOK defaults to this directory's "hvokit".  Prints one "ok"/"FAIL" line
 # per check and "acceptance: N passed, N failed"; exit 0 only if all pass.
+# Checks are strings evaluated when each check runs, hence single quotes.
+# shellcheck disable=SC2016
 set -u
 [ "${HVOKIT_ACCEPTANCE:-}" = 1 ] || { echo "acceptance.sh: set HVOKIT_ACCEPTANCE=1 (disposable VM only)" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
