@@ -58,6 +58,9 @@
 #include "util.h"
 
 #define MAX_ADDS (HV_MAX_NODES * 4)
+/* Pages above this size (4 MiB, the buddy allocator's largest block on
+ * x86-64) are gigantic: at boot they come from memblock, outside MemTotal. */
+#define HV_MAX_ORDER_KB 4096
 #define LEDGER_MAX 65536
 
 struct add {
@@ -879,27 +882,30 @@ static void human_kb(uint64_t kb, char *buf, size_t n)
 	snprintf(buf, n, "%.1f %s", v, unit[u]);
 }
 
-/* What node ni could ever hold, in kB: MemTotal minus HOST_RESERVE, or at
- * least the pages of size_kb already there (boot-time pages are not in
- * MemTotal).  UINT64_MAX when MemTotal is unknown: no bound. */
-static uint64_t node_cap_kb(const struct hv_state *st, const struct hv_pool *p, size_t ni,
-			    const struct hv_config *c)
+/*
+ * What node ni (slot 0 without NUMA) could ever hold, in kB: MemTotal less
+ * HOST_RESERVE, plus the gigantic (1G) pool pages, which MemTotal leaves
+ * out when they were taken at boot; with hugetlb_cma= they come from the
+ * CMA area, inside MemTotal, and are not added.  UINT64_MAX when MemTotal
+ * is unknown: no bound.
+ */
+static uint64_t node_cap_kb(const struct hv_state *st, size_t ni, const struct hv_config *c,
+			    bool cma)
 {
-	uint64_t res = c->host_reserve / 1024, mt, cap, have;
+	uint64_t res = c->host_reserve / 1024, mt, cap;
 
-	if (st->n_nodes) {
-		if (!st->nodes[ni].has_memtotal)
-			return UINT64_MAX;
-		mt = st->nodes[ni].memtotal_kb;
-		have = p ? hv_mul_sat(p->nodes[ni].total, p->size_kb) : 0;
-	} else {
-		if (!st->memtotal_kb)
-			return UINT64_MAX;
-		mt = st->memtotal_kb;
-		have = p ? hv_mul_sat(p->total, p->size_kb) : 0;
-	}
+	if (st->n_nodes ? !st->nodes[ni].has_memtotal : !st->memtotal_kb)
+		return UINT64_MAX;
+	mt = st->n_nodes ? st->nodes[ni].memtotal_kb : st->memtotal_kb;
 	cap = mt > res ? mt - res : 0;
-	return cap > have ? cap : have;
+	for (size_t i = 0; i < st->n_pools && !cma; i++) {
+		const struct hv_pool *p = &st->pools[i];
+
+		if (p->size_kb > HV_MAX_ORDER_KB)
+			cap = hv_add_sat(cap, hv_mul_sat(st->n_nodes ? p->nodes[ni].total :
+							 p->total, p->size_kb));
+	}
+	return cap;
 }
 
 /*
@@ -913,13 +919,13 @@ static int check_capacity(struct hk *h, struct hv_state *st, const struct hv_con
 	size_t nn = st->n_nodes ? st->n_nodes : 1;
 	uint64_t all_kb = 0, host_kb = 0;
 	char g[32], hs[32], rs[32], where[300], sz[32];
+	bool cma = cmdline_has_cma(h->sys);
 
 	for (size_t i = 0; i < nn; i++)
-		host_kb = hv_add_sat(host_kb, node_cap_kb(st, NULL, i, c));
+		host_kb = hv_add_sat(host_kb, node_cap_kb(st, i, c, cma));
 	hv_format_size(c->host_reserve, rs, sizeof(rs));
 	for (size_t k = 0; k < d->n; k++) {
 		const struct hv_demand_item *it = &d->items[k];
-		struct hv_pool *p = hv_state_pool(st, it->size_kb);
 		uint64_t cap = 0, cap_kb = 0, kb = hv_mul_sat(it->pages, it->size_kb);
 
 		all_kb = hv_add_sat(all_kb, kb);
@@ -929,7 +935,7 @@ static int check_capacity(struct hk *h, struct hv_state *st, const struct hv_con
 			if (st->n_nodes && it->strict &&
 			    !hv_nodeset_has(&it->nodes, st->nodes[i].id))
 				continue;
-			ck = node_cap_kb(st, p, i, c);
+			ck = node_cap_kb(st, i, c, cma);
 			cap = hv_add_sat(cap, ck / it->size_kb);
 			cap_kb = hv_add_sat(cap_kb, ck);
 		}
@@ -940,17 +946,18 @@ static int check_capacity(struct hk *h, struct hv_state *st, const struct hv_con
 		fmt_kb(it->size_kb, sz, sizeof(sz));
 		node_str(it, where, sizeof(where));
 		herr("%s: refused: it needs %s of %s pages (%" PRIu64 " pages) on %s, but "
-		     "%s could ever hold %s at most (MemTotal minus HOST_RESERVE=%s per "
-		     "node); no pool was changed", h->who, g, sz, it->pages, where,
-		     st->n_nodes ? "those host nodes" : "this host", hs, rs);
+		     "%s could ever hold %s at most (MemTotal less HOST_RESERVE=%s per "
+		     "node%s); no pool was changed", h->who, g, sz, it->pages, where,
+		     st->n_nodes ? "those host nodes" : "this host", hs, rs,
+		     cma ? "" : ", plus 1G pages taken at boot");
 		return -1;
 	}
 	if (all_kb > host_kb) {
 		human_kb(all_kb, g, sizeof(g));
 		human_kb(host_kb, hs, sizeof(hs));
 		herr("%s: refused: it needs %s of huge pages, but this host could ever hold "
-		     "%s at most (MemTotal minus HOST_RESERVE=%s per node); no pool was "
-		     "changed", h->who, g, hs, rs);
+		     "%s at most (MemTotal less HOST_RESERVE=%s per node%s); no pool was "
+		     "changed", h->who, g, hs, rs, cma ? "" : ", plus 1G pages taken at boot");
 		return -1;
 	}
 	return 0;

@@ -982,6 +982,26 @@ static void t_oversized_refused(void **state)
 	assert_true(TOTAL(e) == 0);
 }
 
+/* The bound counts 1G pages taken at boot, which MemTotal leaves out,
+ * unless they come from a hugetlb_cma= area (inside MemTotal). */
+static void t_capacity_boot_pages(void **state)
+{
+	struct env *e = *state;
+	const char *x = guest_pg(e, UA, "big", "80", "GiB", "1G", "0");
+
+	fake_set_node(e->f, 0, 0, 40, 40); /* boot pages; node MemTotal 64 GiB */
+	e->f->avail[0][0] = 40;
+	assert_int_equal(hook(e, x, "prepare"), 0);
+	assert_true(NODE(e, 0) == 80);
+	assert_int_equal(hook(e, x, "release"), 0);
+	assert_true(NODE(e, 0) == 40);
+	fake_write(e->f, "/proc/cmdline", "root=/dev/vda1 hugetlb_cma=0:40G\n");
+	e->f->writes = 0;
+	assert_int_equal(hook(e, x, "prepare"), HV_EXIT_PARTIAL);
+	assert_non_null(strstr(e->err, "could ever hold 64.0 GiB"));
+	assert_int_equal(e->f->writes, 0);
+}
+
 /* Bug 7: an absurd Hugepagesize in /proc/meminfo is not trusted. */
 static void t_bad_hugepagesize(void **state)
 {
@@ -1032,6 +1052,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(t_kill_prepare, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_kill_release, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_oversized_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_capacity_boot_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_bad_hugepagesize, setup, teardown),
 	};
 
