@@ -610,7 +610,9 @@ static const struct sub subs[] = {
 	  "  --lock-timeout SEC    wait at most SEC for the lock (default 30,\n"
 	  "                        also HVOCTL_LOCK_TIMEOUT)\n"
 	  "  --retries N, --no-compact, --retry-delay MS   as for reserve\n\n"
-	  "Decisions are logged to syslog (or appended to $HVOCTL_HOOK_LOG).\n", cmd_libvirt_hook },
+	  "Decisions are logged to syslog (or appended to $HVOCTL_HOOK_LOG).\n"
+	  "A copy of hvoctl named hvokit (hooks/qemu.d/hvokit) is this hook:\n"
+	  "libvirt execs it with DOMAIN OPERATION SUB-OP EXTRA directly.\n", cmd_libvirt_hook },
 };
 
 static int cmd_libvirt_hook(struct ctx *x, int argc, char **argv)

@@ -1002,6 +1002,52 @@ static void t_capacity_boot_pages(void **state)
 	assert_int_equal(e->f->writes, 0);
 }
 
+/* The real binary, exec'd under the name hvokit as libvirt runs
+ * hooks/qemu.d/hvokit: DOMAIN OPERATION SUB-OP EXTRA, XML on stdin. */
+static void t_called_as_hvokit(void **state)
+{
+	struct env *e = *state;
+	const char *bin = getenv("HVOCTL_BIN");
+	const char *x = guest(e, UA, "web", 2, NULL);
+	char link[PATH_MAX + 32], out[PATH_MAX + 32];
+	static const char *const ops[] = { "prepare", "started", "release" };
+
+	if (!bin || !*bin)
+		skip();
+	snprintf(link, sizeof(link), "%s/hvokit", e->dir);
+	snprintf(out, sizeof(out), "%s/stdout", e->dir);
+	assert_int_equal(symlink(bin, link), 0);
+	fake_set_node(e->f, 0, 0, 2, 2); /* the pool suffices: no write */
+	for (size_t i = 0; i < HV_ARRAY_SIZE(ops); i++) {
+		pid_t pid = fork();
+		int st;
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			int in = open(x, O_RDONLY), o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+			if (in < 0 || o < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0)
+				_exit(99);
+			setenv("HVOCTL_SYSROOT", e->f->root, 1);
+			setenv("HVOCTL_RUNDIR", e->rundir, 1);
+			setenv("HVOCTL_LIBVIRT_RUNDIR", e->lvdir, 1);
+			setenv("HVOKIT_CONF", e->conf, 1);
+			execl(link, link, "web", ops[i], "begin", "-", (char *)NULL);
+			_exit(98);
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+		assert_string_equal(slurp(out), "");
+		if (i == 0)
+			assert_non_null(strstr(ledger(e, UA), "need 1048576 any any 2"));
+		if (i == 1)
+			assert_non_null(strstr(ledger(e, UA), "state running"));
+	}
+	assert_false(ledger_exists(e, UA));
+	assert_non_null(strstr(slurp(e->log), "granted"));
+}
+
 /* Bug 7: an absurd Hugepagesize in /proc/meminfo is not trusted. */
 static void t_bad_hugepagesize(void **state)
 {
@@ -1054,6 +1100,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(t_oversized_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_capacity_boot_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_bad_hugepagesize, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_called_as_hvokit, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("libvirt-hook", tests, NULL, NULL);
