@@ -48,6 +48,7 @@
 
 #define KPF_LRU			5
 #define KPF_SLAB		7
+#define KPF_BUDDY		10
 #define KPF_MMAP		11
 #define KPF_ANON		12
 #define KPF_SWAPCACHE		13
@@ -888,6 +889,12 @@ static bool klog_last_line(const char *needle, char *line, size_t size)
  * The first bad line comes with the 40 lines that follow it, so that the
  * console shows the backtrace whatever the console log level.
  */
+/*
+ * The pfn of a 1 GiB page's error that 6.1 reports as "Failed" although it
+ * is handled (see fault_free_1g()): that line is not a failed recovery.
+ */
+static unsigned long gigantic_failed_pfn;
+
 static void scenario_dmesg(void)
 {
 	static const char *const bad[] = {
@@ -898,10 +905,16 @@ static void scenario_dmesg(void)
 	char *buf = klog_read(), *line, *save;
 	unsigned int i;
 	int hits = 0, context = -1;
+	char expected[96] = "";
 	bool hit;
 
+	if (gigantic_failed_pfn)
+		snprintf(expected, sizeof(expected),
+			 "Memory failure: %#lx: recovery action for free huge page: Failed",
+			 gigantic_failed_pfn);
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		hit = strstr(line, "Memory failure: ") && strstr(line, ": Failed");
+		hit = strstr(line, "Memory failure: ") && strstr(line, ": Failed") &&
+		      !(expected[0] && strstr(line, expected));
 		for (i = 0; !hit && i < sizeof(bad) / sizeof(bad[0]); i++)
 			hit = strstr(line, bad[i]) != NULL;
 		if (hit) {
@@ -1001,6 +1014,19 @@ static void check_mf_result(const char *name, unsigned long pfn, const char *typ
 	}
 	snprintf(want, sizeof(want), "recovery action for %s: Recovered", type);
 	check(strstr(line, want) != NULL, name, "%s", strstr(line, "Memory failure"));
+}
+
+/* The last memory_failure() line for @pfn says what @what says. */
+static void check_mf_line(const char *name, unsigned long pfn, const char *what)
+{
+	char needle[64], line[256];
+
+	snprintf(needle, sizeof(needle), "Memory failure: %#lx: recovery action for ", pfn);
+	if (!klog_last_line(needle, line, sizeof(line))) {
+		check(false, name, "no '%s' line in the kernel log", needle);
+		return;
+	}
+	check(strstr(line, what) != NULL, name, "%s", strstr(line, "Memory failure"));
 }
 
 /* HardwareCorrupted of /proc/meminfo grew by one 4 kB page per error. */
@@ -1152,14 +1178,28 @@ static void fault_free_1g(void)
 	pfn = head + 4096 + 1;
 	hc = meminfo("HardwareCorrupted");
 	err = try_write(CORRUPT_PFN, pfn);
-	check(err == 0, "fault-1g.accepted", "corrupt-pfn %#lx (head %#lx + 4097): %s", pfn,
-	      head, strerror(err));
+	/*
+	 * A gigantic page goes back to the page allocator one page at a time
+	 * (free_contig_range()), which keeps an order-0 page with PG_hwpoison
+	 * off its free lists (free_pages_prepare()).  take_page_off_buddy()
+	 * then finds nothing to take, and 6.1 reports "Failed" (-EBUSY) for a
+	 * page that is where it must be: poisoned, out of the allocator's
+	 * reach.  What counts is that state, checked below.
+	 */
+	check(err == 0 || err == EBUSY, "fault-1g.accepted",
+	      "corrupt-pfn %#lx (head %#lx + 4097): %s", pfn, head, strerror(err));
 	check_pool_after("fault-1g", SZ_1G_KB, 0);
 	check_corrupted("fault-1g.HardwareCorrupted", hc, 1);
 	check_poisoned("fault-1g.pfn-poisoned", pfn);
+	check(!(kpageflags(pfn) & KPF(KPF_BUDDY)), "fault-1g.pfn-not-free",
+	      "pfn %#lx: kpageflags %#llx", pfn, (unsigned long long)kpageflags(pfn));
 	check(!(kpageflags(head) & KPF(KPF_HUGE)), "fault-1g.dissolved",
 	      "head %#lx is no HugeTLB page any more", head);
-	check_mf_result("fault-1g.memory-failure", pfn, "free huge page");
+	if (err == EBUSY) {
+		check_mf_line("fault-1g.memory-failure", pfn, "free huge page: Failed");
+		gigantic_failed_pfn = pfn;
+	} else
+		check_mf_result("fault-1g.memory-failure", pfn, "free huge page");
 	poison_survey("fault-1g");
 }
 
