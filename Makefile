@@ -19,7 +19,7 @@ DEB_PACKAGES = build-essential bc bison flex libssl-dev libelf-dev dwarves \
 	ccache cpio kmod rsync xz-utils debhelper fakeroot dpkg-dev \
 	linux-source-6.1 linux-config-6.1 \
 	qemu-system-x86 busybox-static \
-	libcmocka-dev libexpat1-dev libxml2-dev libjson-c-dev pkg-config man-db python3 \
+	libcmocka-dev libxml2-dev libjson-c-dev pkg-config man-db python3 \
 	gnuplot-nox $(shell cat packaging/DEPS)
 
 all: proof

@@ -2,16 +2,16 @@
 /*
  * libvirt domain XML -> huge page demand.  See domxml.h.
  *
- * Parsed with expat (a small C library: the hook binary loads no ICU and
- * no libstdc++, which libxml2 pulls in) into a minimal element tree.
- * Hardening: the input is size-limited before parsing; any markup
- * declaration other than comments and CDATA ("<!DOCTYPE", "<!ENTITY", ...)
- * is refused before expat sees it, and a DOCTYPE or entity declaration
- * stops the parse as well; expat never loads external entities or DTDs
- * here (no handler for them, parameter entity parsing off); elements nest
- * at most 256 deep and the tree is bounded in memory; the encoding is
- * UTF-8, whatever the document declares; errors are collected, never
- * printed.
+ * Parsed by the small strict parser below into a minimal element tree: no
+ * XML library, so the hook binary loads nothing but libc (libxml2 pulled
+ * ICU and libstdc++ into every hook call and every initramfs).  Hardening:
+ * the input is size-limited and checked to be UTF-8 made of XML characters
+ * before parsing; any markup declaration other than comments and CDATA
+ * ("<!DOCTYPE", "<!ENTITY", ...) is refused, before parsing and by the
+ * parser; the only references are the five predefined entities and
+ * character references; nothing external is ever read; elements nest at
+ * most 256 deep, without recursion, and the tree is bounded in memory;
+ * errors are collected, never printed.  Fuzzed by tests/fuzz_domxml.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -19,8 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <expat.h>
 
 #include "domxml.h"
 #include "util.h"
@@ -280,156 +278,24 @@ struct xel {
 };
 
 struct builder {
-	XML_Parser p;
 	struct xel *root, *cur;
 	unsigned depth;
 	size_t bytes;
-	const char *why; /* our reason for stopping the parse */
 };
 
 static void *b_alloc(struct builder *b, size_t n)
 {
 	void *v;
 
-	if (n > MAX_TREE - b->bytes) {
-		b->why = "the document is too large as a tree";
+	if (n > MAX_TREE - b->bytes)
 		return NULL;
-	}
 	v = calloc(1, n);
 	if (v)
 		b->bytes += n;
-	else
-		b->why = "out of memory";
 	return v;
 }
 
-static char *b_strdup(struct builder *b, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *c = b_alloc(b, n);
-
-	if (c)
-		memcpy(c, s, n);
-	return c;
-}
-
-static void b_stop(struct builder *b, const char *why)
-{
-	if (!b->why)
-		b->why = why;
-	XML_StopParser(b->p, XML_FALSE);
-}
-
-static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **atts)
-{
-	struct builder *b = ud;
-	struct xel *e;
-	size_t n = 0;
-
-	if (b->why)
-		return;
-	if (++b->depth > MAX_DEPTH) {
-		b_stop(b, "elements nested deeper than 256");
-		return;
-	}
-	while (atts[n])
-		n++;
-	e = b_alloc(b, sizeof(*e));
-	if (!e || !(e->name = b_strdup(b, name)) ||
-	    !(e->attrs = b_alloc(b, (n + 1) * sizeof(char *)))) {
-		b_stop(b, b->why);
-		free(e ? e->name : NULL);
-		free(e);
-		return;
-	}
-	e->parent = b->cur;
-	e->default_ns = b->cur && b->cur->default_ns;
-	for (size_t i = 0; i < n; i++) {
-		if (!(e->attrs[i] = b_strdup(b, atts[i]))) {
-			b_stop(b, b->why);
-			break;
-		}
-		if (i % 2 == 0 && !strcmp(atts[i], "xmlns"))
-			e->default_ns = atts[i + 1][0] != '\0';
-	}
-	e->ns = e->default_ns || strchr(name, ':') != NULL;
-	/* Linked even when incomplete, so that it is freed with the tree. */
-	if (!b->cur)
-		b->root = e;
-	else if (b->cur->last)
-		b->cur->last = b->cur->last->next = e;
-	else
-		b->cur->children = b->cur->last = e;
-	b->cur = e;
-}
-
-static void XMLCALL on_end(void *ud, const XML_Char *name)
-{
-	struct builder *b = ud;
-
-	(void)name;
-	if (b->why || !b->cur)
-		return;
-	b->depth--;
-	b->cur = b->cur->parent;
-}
-
-static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
-{
-	struct builder *b = ud;
-	struct xel *e = b->cur;
-
-	if (b->why || !e || len <= 0)
-		return;
-	if (e->text_len + (size_t)len + 1 > e->text_cap) {
-		size_t cap = (e->text_len + (size_t)len + 1) * 2;
-		char *t;
-
-		if (cap - e->text_cap > MAX_TREE - b->bytes) {
-			b_stop(b, "the document is too large as a tree");
-			return;
-		}
-		t = realloc(e->text, cap);
-		if (!t) {
-			b_stop(b, "out of memory");
-			return;
-		}
-		b->bytes += cap - e->text_cap;
-		e->text = t;
-		e->text_cap = cap;
-	}
-	memcpy(e->text + e->text_len, s, (size_t)len);
-	e->text_len += (size_t)len;
-	e->text[e->text_len] = '\0';
-}
-
-static void XMLCALL on_doctype(void *ud, const XML_Char *name, const XML_Char *sysid,
-			       const XML_Char *pubid, int has_internal)
-{
-	(void)name;
-	(void)sysid;
-	(void)pubid;
-	(void)has_internal;
-	b_stop(ud, "a DTD");
-}
-
-static void XMLCALL on_entity(void *ud, const XML_Char *name, int is_param,
-			      const XML_Char *value, int value_len, const XML_Char *base,
-			      const XML_Char *sysid, const XML_Char *pubid,
-			      const XML_Char *notation)
-{
-	(void)name;
-	(void)is_param;
-	(void)value;
-	(void)value_len;
-	(void)base;
-	(void)sysid;
-	(void)pubid;
-	(void)notation;
-	b_stop(ud, "an entity declaration");
-}
-
-/* Free a tree without recursion (its depth is bounded, but cheaply so). */
+/* Free a tree without recursion. */
 static void tree_free(struct xel *e)
 {
 	while (e) {
@@ -452,41 +318,582 @@ static void tree_free(struct xel *e)
 	}
 }
 
+/*
+ * A strict parser for the XML that libvirt writes: one pass over input
+ * that was checked to be UTF-8 made of XML characters, no recursion, no
+ * DTD, no entities but the five predefined ones and character references,
+ * no external anything.  Comments and processing instructions are
+ * skipped, CDATA sections are text.  What is not well-formed XML 1.0 is
+ * refused (some well-formed documents too, none that libvirt writes: names
+ * are checked only as far as ASCII goes).
+ */
+struct xp {
+	const char *p, *end;
+	unsigned long line;
+	const char *err;      /* reason, NULL while fine */
+	struct builder b;
+	char *buf;            /* text or attribute value being decoded */
+	size_t len, cap;
+};
+
+static bool xp_fail(struct xp *x, const char *why)
+{
+	if (!x->err)
+		x->err = why;
+	return false;
+}
+
+static bool starts(const struct xp *x, const char *s)
+{
+	size_t n = strlen(s);
+
+	return (size_t)(x->end - x->p) >= n && !memcmp(x->p, s, n);
+}
+
+static void adv(struct xp *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		x->line += x->p[i] == '\n';
+	x->p += n;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static void skip_space(struct xp *x)
+{
+	while (x->p < x->end && is_space(*x->p))
+		adv(x, 1);
+}
+
+static bool name_start(unsigned char c)
+{
+	return isalpha(c) || c == '_' || c == ':' || c >= 0x80;
+}
+
+static bool name_char(unsigned char c)
+{
+	return name_start(c) || isdigit(c) || c == '-' || c == '.';
+}
+
+/* A name at x->p, copied (malloc'ed) or NULL. */
+static char *xp_name(struct xp *x)
+{
+	const char *s = x->p;
+	char *n;
+
+	if (x->p >= x->end || !name_start((unsigned char)*x->p)) {
+		xp_fail(x, "a name was expected");
+		return NULL;
+	}
+	while (x->p < x->end && name_char((unsigned char)*x->p))
+		x->p++;
+	n = strndup(s, (size_t)(x->p - s));
+	if (!n)
+		xp_fail(x, "out of memory");
+	return n;
+}
+
+static bool buf_add(struct xp *x, const char *s, size_t n)
+{
+	if (x->len + n + 1 > x->cap) {
+		size_t cap = (x->len + n + 1) * 2;
+		char *b;
+
+		if (cap > MAX_TREE)
+			return xp_fail(x, "the document is too large as a tree");
+		b = realloc(x->buf, cap);
+		if (!b)
+			return xp_fail(x, "out of memory");
+		x->buf = b;
+		x->cap = cap;
+	}
+	memcpy(x->buf + x->len, s, n);
+	x->len += n;
+	x->buf[x->len] = '\0';
+	return true;
+}
+
+/* Code point c as UTF-8 into out; returns the length. */
+static size_t utf8_put(uint32_t c, char *out)
+{
+	if (c < 0x80) {
+		out[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		out[0] = (char)(0xc0 | c >> 6);
+		out[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		out[0] = (char)(0xe0 | c >> 12);
+		out[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | c >> 18);
+	out[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (c & 0x3f));
+	return 4;
+}
+
+static bool xml_char(uint32_t c)
+{
+	return c == 0x9 || c == 0xa || c == 0xd || (c >= 0x20 && c <= 0xd7ff) ||
+	       (c >= 0xe000 && c <= 0xfffd) || (c >= 0x10000 && c <= 0x10ffff);
+}
+
+/* "&...;" at x->p: the predefined entities and character references. */
+static bool xp_ref(struct xp *x)
+{
+	static const struct { const char *name; char c; } pre[] = {
+		{ "&lt;", '<' }, { "&gt;", '>' }, { "&amp;", '&' }, { "&apos;", '\'' },
+		{ "&quot;", '"' },
+	};
+	uint32_t c = 0;
+	char out[4];
+	bool hex;
+	const char *s;
+
+	for (size_t i = 0; i < HV_ARRAY_SIZE(pre); i++)
+		if (starts(x, pre[i].name)) {
+			adv(x, strlen(pre[i].name));
+			return buf_add(x, &pre[i].c, 1);
+		}
+	if (!starts(x, "&#"))
+		return xp_fail(x, "undefined entity (only &lt; &gt; &amp; &apos; &quot; "
+			       "and character references)");
+	adv(x, 2);
+	hex = x->p < x->end && *x->p == 'x';
+	if (hex)
+		adv(x, 1);
+	for (s = x->p; x->p < x->end && *x->p != ';'; adv(x, 1)) {
+		int d = hex ? (isxdigit((unsigned char)*x->p) ?
+			       (isdigit((unsigned char)*x->p) ? *x->p - '0' :
+				(tolower((unsigned char)*x->p) - 'a' + 10)) : -1) :
+			      (isdigit((unsigned char)*x->p) ? *x->p - '0' : -1);
+
+		if (d < 0)
+			return xp_fail(x, "malformed character reference");
+		c = c * (hex ? 16 : 10) + (uint32_t)d;
+		if (c > 0x10ffff)
+			return xp_fail(x, "character reference out of range");
+	}
+	if (x->p >= x->end || x->p == s || !xml_char(c))
+		return xp_fail(x, "malformed character reference");
+	adv(x, 1);
+	return buf_add(x, out, utf8_put(c, out));
+}
+
+/* Append text to the current element; raw: straight from the document,
+ * so line ends become "\n" (XML 1.0, 2.11), unlike referenced characters. */
+static bool el_text(struct xp *x, const char *s, size_t len, bool raw)
+{
+	struct xel *e = x->b.cur;
+	size_t need;
+
+	if (!e) {
+		for (size_t i = 0; i < len; i++)
+			if (!is_space(s[i]))
+				return xp_fail(x, "text outside the root element");
+		return true;
+	}
+	need = e->text_len + len + 1;
+	if (need > e->text_cap) {
+		size_t cap = need * 2;
+		char *t;
+
+		if (cap - e->text_cap > MAX_TREE - x->b.bytes)
+			return xp_fail(x, "the document is too large as a tree");
+		t = realloc(e->text, cap);
+		if (!t)
+			return xp_fail(x, "out of memory");
+		x->b.bytes += cap - e->text_cap;
+		e->text = t;
+		e->text_cap = cap;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (raw && s[i] == '\r') {
+			if (i + 1 < len && s[i + 1] == '\n')
+				continue;
+			e->text[e->text_len++] = '\n';
+		} else {
+			e->text[e->text_len++] = s[i];
+		}
+	}
+	e->text[e->text_len] = '\0';
+	return true;
+}
+
+/* Start tag at x->p (after '<'): element with its attributes. */
+static bool xp_start_tag(struct xp *x)
+{
+	struct builder *b = &x->b;
+	struct xel *e;
+	char **at = NULL;
+	size_t n = 0, cap = 0;
+	char *name;
+
+	if (!(name = xp_name(x)))
+		return false;
+	if (b->depth >= MAX_DEPTH) {
+		free(name);
+		return xp_fail(x, "elements nested deeper than 256");
+	}
+	if (!b->cur && b->root) {
+		free(name);
+		return xp_fail(x, "more than one root element");
+	}
+	e = b_alloc(b, sizeof(*e));
+	if (!e) {
+		free(name);
+		return xp_fail(x, "the document is too large as a tree");
+	}
+	e->name = name;
+	e->parent = b->cur;
+	e->default_ns = b->cur && b->cur->default_ns;
+	/* Linked at once, so that it is freed with the tree whatever comes. */
+	if (!b->cur)
+		b->root = e;
+	else if (b->cur->last)
+		b->cur->last = b->cur->last->next = e;
+	else
+		b->cur->children = b->cur->last = e;
+	b->cur = e;
+	b->depth++;
+	for (;;) {
+		const char *before = x->p;
+		char quote, *an;
+
+		skip_space(x);
+		if (starts(x, "/>") || starts(x, ">"))
+			break;
+		if (x->p == before)
+			return xp_fail(x, "a space, '>' or '/>' was expected in a tag");
+		if (!(an = xp_name(x)))
+			return false;
+		for (size_t i = 0; i < n; i += 2)
+			if (!strcmp(at[i], an)) {
+				free(an);
+				return xp_fail(x, "an attribute is given twice");
+			}
+		if (n + 3 > cap) {
+			size_t nc = cap ? cap * 2 : 8;
+			char **v = nc * sizeof(char *) <= MAX_TREE - b->bytes ?
+				   realloc(at, nc * sizeof(char *)) : NULL;
+
+			if (!v) {
+				free(an);
+				return xp_fail(x, "the document is too large as a tree");
+			}
+			b->bytes += (nc - cap) * sizeof(char *);
+			at = e->attrs = v;
+			memset(at + n, 0, (nc - n) * sizeof(char *));
+			cap = nc;
+		}
+		at[n++] = an;
+		skip_space(x);
+		if (!starts(x, "="))
+			return xp_fail(x, "'=' was expected after an attribute name");
+		adv(x, 1);
+		skip_space(x);
+		if (x->p >= x->end || (*x->p != '"' && *x->p != '\''))
+			return xp_fail(x, "a quoted attribute value was expected");
+		quote = *x->p;
+		adv(x, 1);
+		x->len = 0;
+		if (!buf_add(x, "", 0))
+			return false;
+		while (x->p < x->end && *x->p != quote) {
+			if (*x->p == '<')
+				return xp_fail(x, "'<' in an attribute value");
+			if (*x->p == '&') {
+				if (!xp_ref(x))
+					return false;
+				continue;
+			}
+			/* Line ends are one "\n", then every white space
+			 * character becomes ' ' (XML 1.0, 2.11 and 3.3.3). */
+			if (*x->p == '\r' && x->p + 1 < x->end && x->p[1] == '\n')
+				adv(x, 1);
+			if (!buf_add(x, is_space(*x->p) ? " " : x->p, 1))
+				return false;
+			adv(x, 1);
+		}
+		if (x->p >= x->end)
+			return xp_fail(x, "unterminated attribute value");
+		adv(x, 1);
+		if (x->len + 1 > MAX_TREE - b->bytes || !(at[n++] = strdup(x->buf)))
+			return xp_fail(x, "the document is too large as a tree");
+		b->bytes += x->len + 1;
+		if (!strcmp(an, "xmlns"))
+			e->default_ns = x->buf[0] != '\0';
+	}
+	if (!at && !(e->attrs = calloc(1, sizeof(char *))))
+		return xp_fail(x, "out of memory");
+	e->ns = e->default_ns || strchr(e->name, ':') != NULL;
+	if (starts(x, "/>")) {
+		adv(x, 2);
+		b->cur = e->parent;
+		b->depth--;
+	} else {
+		adv(x, 1);
+	}
+	return true;
+}
+
+/* End tag at x->p (after "</"). */
+static bool xp_end_tag(struct xp *x)
+{
+	struct builder *b = &x->b;
+	const char *s = x->p;
+
+	while (x->p < x->end && name_char((unsigned char)*x->p))
+		x->p++;
+	if (!b->cur || (size_t)(x->p - s) != strlen(b->cur->name) ||
+	    memcmp(s, b->cur->name, (size_t)(x->p - s)))
+		return xp_fail(x, "an end tag does not match its start tag");
+	skip_space(x);
+	if (!starts(x, ">"))
+		return xp_fail(x, "'>' was expected");
+	adv(x, 1);
+	b->cur = b->cur->parent;
+	b->depth--;
+	return true;
+}
+
+/* Skip from x->p past the terminator; false if there is none. */
+static bool skip_past(struct xp *x, const char *term, const char *what)
+{
+	const char *t = memmem(x->p, (size_t)(x->end - x->p), term, strlen(term));
+
+	if (!t)
+		return xp_fail(x, what);
+	adv(x, (size_t)(t - x->p) + strlen(term));
+	return true;
+}
+
+/* One pseudo-attribute of the XML declaration: S name Eq quoted value;
+ * the value's characters must satisfy ok(). */
+static bool decl_attr(struct xp *x, const char *name, bool (*ok)(const char *, size_t))
+{
+	const char *v, *before = x->p;
+	char q;
+
+	skip_space(x);
+	if (!starts(x, name))
+		return false;
+	if (x->p == before)
+		return xp_fail(x, "malformed XML declaration");
+	adv(x, strlen(name));
+	skip_space(x);
+	if (!starts(x, "="))
+		return xp_fail(x, "malformed XML declaration");
+	adv(x, 1);
+	skip_space(x);
+	if (x->p >= x->end || (*x->p != '\'' && *x->p != '"'))
+		return xp_fail(x, "malformed XML declaration");
+	q = *x->p;
+	v = ++x->p;
+	while (x->p < x->end && *x->p != q)
+		x->p++;
+	if (x->p >= x->end || !ok(v, (size_t)(x->p - v)))
+		return xp_fail(x, "malformed XML declaration");
+	x->p++;
+	return true;
+}
+
+static bool version_ok(const char *v, size_t n)
+{
+	if (n < 3 || memcmp(v, "1.", 2))
+		return false;
+	for (size_t i = 2; i < n; i++)
+		if (!isdigit((unsigned char)v[i]))
+			return false;
+	return true;
+}
+
+static bool encname_ok(const char *v, size_t n)
+{
+	if (n == 0 || !isalpha((unsigned char)v[0]))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!isalnum((unsigned char)v[i]) && !strchr("._-", v[i]))
+			return false;
+	return true;
+}
+
+static bool standalone_ok(const char *v, size_t n)
+{
+	return (n == 3 && !memcmp(v, "yes", 3)) || (n == 2 && !memcmp(v, "no", 2));
+}
+
+/* "<?xml" S version [S encoding] [S standalone] S? "?>" at x->p.  The
+ * declared encoding is not used: the input must be UTF-8 whatever it says. */
+static bool xp_xml_decl(struct xp *x)
+{
+	adv(x, 5);
+	if (!decl_attr(x, "version", version_ok))
+		return xp_fail(x, "malformed XML declaration");
+	if (!decl_attr(x, "encoding", encname_ok) && x->err)
+		return false;
+	if (!decl_attr(x, "standalone", standalone_ok) && x->err)
+		return false;
+	skip_space(x);
+	if (!starts(x, "?>"))
+		return xp_fail(x, "malformed XML declaration");
+	adv(x, 2);
+	return true;
+}
+
+static bool xp_document(struct xp *x)
+{
+	if (starts(x, "\xef\xbb\xbf"))
+		adv(x, 3);
+	if (starts(x, "<?xml") && x->p + 5 < x->end && (is_space(x->p[5]) || x->p[5] == '?') &&
+	    !xp_xml_decl(x))
+		return false;
+	while (x->p < x->end && !x->err) {
+		const char *s = x->p;
+
+		if (*x->p != '<') {
+			/* Character data up to the next markup or reference. */
+			while (x->p < x->end && *x->p != '<' && *x->p != '&')
+				adv(x, 1);
+			if (memmem(s, (size_t)(x->p - s), "]]>", 3))
+				return xp_fail(x, "']]>' in text");
+			if (!el_text(x, s, (size_t)(x->p - s), true))
+				return false;
+			if (x->p < x->end && *x->p == '&') {
+				if (!x->b.cur)
+					return xp_fail(x, "a reference outside the root element");
+				x->len = 0;
+				if (!xp_ref(x) || !el_text(x, x->buf, x->len, false))
+					return false;
+			}
+			continue;
+		}
+		if (starts(x, "<!--")) {
+			adv(x, 4);
+			if (!skip_past(x, "--", "unterminated comment"))
+				return false;
+			if (!starts(x, ">"))
+				return xp_fail(x, "'--' inside a comment");
+			adv(x, 1);
+		} else if (starts(x, "<![CDATA[")) {
+			const char *t;
+
+			if (!x->b.cur)
+				return xp_fail(x, "CDATA outside the root element");
+			adv(x, 9);
+			t = memmem(x->p, (size_t)(x->end - x->p), "]]>", 3);
+			if (!t)
+				return xp_fail(x, "unterminated CDATA section");
+			if (!el_text(x, x->p, (size_t)(t - x->p), true))
+				return false;
+			adv(x, (size_t)(t - x->p) + 3);
+		} else if (starts(x, "<?")) {
+			/* The XML declaration (read above) only first; other
+			 * processing instructions are skipped. */
+			if ((size_t)(x->end - x->p) >= 6 && !strncasecmp(x->p + 2, "xml", 3) &&
+			    (is_space(x->p[5]) || x->p[5] == '?'))
+				return xp_fail(x, "an XML declaration not at the start");
+			adv(x, 2);
+			free(xp_name(x)); /* the target must be a name */
+			if (x->err)
+				return false;
+			if (!starts(x, "?>") && (x->p >= x->end || !is_space(*x->p)))
+				return xp_fail(x, "a space or '?>' was expected after a target");
+			if (!skip_past(x, "?>", "unterminated processing instruction"))
+				return false;
+		} else if (starts(x, "<!")) {
+			return xp_fail(x, "a markup declaration (DOCTYPE, ENTITY, ...)");
+		} else if (starts(x, "</")) {
+			adv(x, 2);
+			if (!xp_end_tag(x))
+				return false;
+		} else {
+			adv(x, 1);
+			if (!xp_start_tag(x))
+				return false;
+		}
+	}
+	if (x->err)
+		return false;
+	if (!x->b.root)
+		return xp_fail(x, "no element found");
+	if (x->b.cur)
+		return xp_fail(x, "unclosed element at the end of the document");
+	return true;
+}
+
+/* UTF-8 made of XML characters; *line: where it is not. */
+static bool valid_utf8(const char *xml, size_t len, unsigned long *line)
+{
+	const unsigned char *s = (const unsigned char *)xml;
+
+	*line = 1;
+	for (size_t i = 0; i < len;) {
+		uint32_t c;
+		size_t n;
+
+		if (s[i] < 0x80) {
+			c = s[i];
+			n = 1;
+		} else if ((s[i] & 0xe0) == 0xc0) {
+			c = s[i] & 0x1f;
+			n = 2;
+		} else if ((s[i] & 0xf0) == 0xe0) {
+			c = s[i] & 0x0f;
+			n = 3;
+		} else if ((s[i] & 0xf8) == 0xf0) {
+			c = s[i] & 0x07;
+			n = 4;
+		} else {
+			return false;
+		}
+		if (n > len - i)
+			return false;
+		for (size_t k = 1; k < n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			c = c << 6 | (s[i + k] & 0x3f);
+		}
+		/* No overlong forms, no surrogates, only XML characters. */
+		if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) || (n == 4 && c < 0x10000) ||
+		    !xml_char(c))
+			return false;
+		*line += c == '\n';
+		i += n;
+	}
+	return true;
+}
+
 /* Parse into a tree; NULL with a reason in err. */
 static struct xel *tree_parse(const char *xml, size_t len, char *err, size_t errlen)
 {
-	struct builder b = { 0 };
-	enum XML_Status st;
+	struct xp x = { .p = xml, .end = xml + len, .line = 1 };
+	char m[160];
 
-	b.p = XML_ParserCreate("UTF-8");
-	if (!b.p) {
-		snprintf(err, errlen, "out of memory");
+	if (!valid_utf8(xml, len, &x.line)) {
+		snprintf(err, errlen, "domain XML is not well-formed UTF-8 XML: line %lu: "
+			 "not UTF-8, or a character XML does not allow", x.line);
 		return NULL;
 	}
-	XML_SetUserData(b.p, &b);
-	XML_SetElementHandler(b.p, on_start, on_end);
-	XML_SetCharacterDataHandler(b.p, on_text);
-	XML_SetStartDoctypeDeclHandler(b.p, on_doctype);
-	XML_SetEntityDeclHandler(b.p, on_entity);
-	XML_SetParamEntityParsing(b.p, XML_PARAM_ENTITY_PARSING_NEVER);
-	st = XML_Parse(b.p, xml, (int)len, XML_TRUE);
-	if (st != XML_STATUS_OK || b.why) {
-		char m[160];
-
-		if (b.why && (!strcmp(b.why, "a DTD") || !strcmp(b.why, "an entity declaration")))
-			snprintf(err, errlen, "domain XML has %s; libvirt never sends one", b.why);
-		else {
-			safe_copy(m, sizeof(m), b.why ? b.why :
-				  XML_ErrorString(XML_GetErrorCode(b.p)));
-			snprintf(err, errlen, "domain XML is not well-formed UTF-8 XML: line "
-				 "%lu: %s", (unsigned long)XML_GetCurrentLineNumber(b.p), m);
-		}
-		XML_ParserFree(b.p);
-		tree_free(b.root);
+	if (!xp_document(&x)) {
+		safe_copy(m, sizeof(m), x.err ? x.err : "parse error");
+		snprintf(err, errlen, "domain XML is not well-formed UTF-8 XML: line %lu: %s",
+			 x.line, m);
+		free(x.buf);
+		tree_free(x.b.root);
 		return NULL;
 	}
-	XML_ParserFree(b.p);
-	return b.root;
+	free(x.buf);
+	return x.b.root;
 }
 
 struct page {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libvirt domain XML -> huge page demand, per page size and host NUMA
- * node set.  The only file of hvoctl that parses XML (with expat).  Pure
- * function: no I/O besides parsing the given buffer, so it is unit-tested
- * on fixtures and fuzzed (tests/fuzz_domxml.c).
+ * node set.  The only file of hvoctl that parses XML (its own strict
+ * parser, no library).  Pure function: no I/O besides parsing the given
+ * buffer, so it is unit-tested on fixtures and fuzzed (tests/fuzz_domxml.c).
  */
 #ifndef HVOCTL_DOMXML_H
 #define HVOCTL_DOMXML_H

@@ -322,6 +322,34 @@ static void t_hostile_inline(void **s)
 	refused("<domain>" U "<memory>4</memory>" HP "</domain><domain/>", false,
 		"not well-formed");
 
+	/* What the parser refuses: not well-formed XML 1.0, or not UTF-8. */
+	{
+		static const char *const bad[][2] = {
+			{ "<domain a='1' a='2'/>", "given twice" },
+			{ "<domain><a></b></domain>", "does not match" },
+			{ "<domain>&#0;</domain>", "character reference" },
+			{ "<domain>&#x110000;</domain>", "character reference" },
+			{ "<?xml version='2.0'?><domain/>", "XML declaration" },
+			{ "<?xml version='1.0'encoding='UTF-8'?><domain/>", "XML declaration" },
+			{ "<domain/><?xml version='1.0'?>", "not at the start" },
+			{ "<domain><!-- a -- b --></domain>", "inside a comment" },
+			{ "<![CDATA[x]]><domain/>", "outside the root" },
+			{ "<domain>]]></domain>", "']]>'" },
+			{ "<domain a=1/>", "quoted attribute value" },
+			{ "<domain a='<'/>", "'<' in an attribute" },
+			{ "<domain/><domain/>", "more than one root" },
+			{ "<domain/>x", "outside the root" },
+			{ "<?x-y?><domain", "not well-formed" },
+			{ "<domain>\xc0\xaf</domain>", "not UTF-8" },
+			{ "<domain>\xed\xa0\x80</domain>", "not UTF-8" },
+			{ "<domain>\x01</domain>", "not UTF-8" },
+			{ "<domain>\xf4\x90\x80\x80</domain>", "not UTF-8" },
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			refused(bad[i][0], false, bad[i][1]);
+	}
+
 	/* Deeply nested elements: refused past 256 levels, no recursion here. */
 	deep = malloc(200000);
 	assert_non_null(deep);
@@ -352,6 +380,13 @@ static void t_benign_markup(void **s)
 				 "<description><![CDATA[<!DOCTYPE x>]]></description>"
 				 "<metadata><x:y xmlns:x='urn:x'><x:memory>1</x:memory></x:y></metadata>"
 				 "<memory unit='G'>2</memory>" HP "<whatever/></domain>"), 0);
+	assert_int_equal(item(1048576, "any")->pages, 2);
+	/* A byte order mark, the declaration, CRLF line ends, processing
+	 * instructions, references in attribute values. */
+	assert_int_equal(run_str("\xef\xbb\xbf<?xml version=\"1.0\" encoding='utf-8' "
+				 "standalone='yes' ?>\r\n<?pi x?><domain>\r\n" U
+				 "<memory unit='&#71;i&#x42;'>\r\n2\r\n</memory>" HP
+				 "</domain>\r\n"), 0);
 	assert_int_equal(item(1048576, "any")->pages, 2);
 	/* Character references and predefined entities are plain text. */
 	assert_int_equal(run_str("<domain>" U "<memory unit='G'>&#51;</memory>" HP
