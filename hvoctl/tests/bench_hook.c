@@ -8,6 +8,9 @@
  * libvirt would run it), the path through the /bin/sh wrapper WRAPPER
  * (libvirt-hooks/hvokit) if given, and two baselines: /bin/true and
  * "hvoctl --version" (process start plus loading hvoctl's libraries).
+ * With BENCH_OTHER=PATH (another hvoctl build), both builds run as
+ * qemu.d/hvokit call by call in turn, with /bin/true, so that they are
+ * compared under the same load.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -180,6 +183,39 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			t[i] = run(ver, xnone);
 		report("baseline: hvoctl --version", t, n);
+	}
+	if (getenv("BENCH_OTHER")) {
+		/* Paired with another build, call by call, so that both see the
+		 * same load: this binary, the other, /bin/true, in turn. */
+		const char *other = getenv("BENCH_OTHER");
+		char a[400], b[400], cmd[4096];
+		char *da[] = { a, "web1", "prepare", "begin", "-", NULL };
+		char *db[] = { b, "web1", "prepare", "begin", "-", NULL };
+		char *ra[] = { a, "web1", "release", "end", "-", NULL };
+		char *rb[] = { b, "web1", "release", "end", "-", NULL };
+		char *tru[] = { "/bin/true", NULL };
+		double *u = calloc((size_t)n, sizeof(*u)), *v = calloc((size_t)n, sizeof(*v));
+
+		if (!u || !v)
+			return 2;
+		snprintf(a, sizeof(a), "%s/qemu.d-a/hvokit", root);
+		snprintf(b, sizeof(b), "%s/qemu.d-b/hvokit", root);
+		snprintf(cmd, sizeof(cmd), "mkdir -p %s/qemu.d-a %s/qemu.d-b && cp %s %s && cp %s %s",
+			 root, root, argv[1], a, other, b);
+		if (system(cmd) != 0)
+			return 1;
+		for (int i = 0; i < n; i++) {
+			t[i] = run(da, x1g);
+			run(ra, x1g);
+			u[i] = run(db, x1g);
+			run(rb, x1g);
+			v[i] = run(tru, xnone);
+		}
+		report("paired: prepare, this build as qemu.d/hvokit", t, n);
+		report("paired: prepare, BENCH_OTHER as qemu.d/hvokit", u, n);
+		report("paired: /bin/true", v, n);
+		free(u);
+		free(v);
 	}
 	if (argc > 4) {
 		char *w[] = { "/bin/sh", argv[4], "web1", "prepare", "begin", "-", NULL };
