@@ -1069,20 +1069,6 @@ static void check_poisoned(const char *name, unsigned long pfn)
 	      !!(f & KPF(KPF_HWPOISON)), !!(f & KPF(KPF_HUGE)), (unsigned long long)f);
 }
 
-/* What memory_failure() said it did about pfn: "<type>: Recovered". */
-static void check_mf_result(const char *name, unsigned long pfn, const char *type)
-{
-	char needle[64], line[256], want[96];
-
-	snprintf(needle, sizeof(needle), "Memory failure: %#lx: recovery action for ", pfn);
-	if (!klog_last_line(needle, line, sizeof(line))) {
-		check(false, name, "no '%s' line in the kernel log", needle);
-		return;
-	}
-	snprintf(want, sizeof(want), "recovery action for %s: Recovered", type);
-	check(strstr(line, want) != NULL, name, "%s", strstr(line, "Memory failure"));
-}
-
 /* The last memory_failure() line for @pfn says what @what says. */
 static void check_mf_line(const char *name, unsigned long pfn, const char *what)
 {
@@ -1094,6 +1080,15 @@ static void check_mf_line(const char *name, unsigned long pfn, const char *what)
 		return;
 	}
 	check(strstr(line, what) != NULL, name, "%s", strstr(line, "Memory failure"));
+}
+
+/* memory_failure() recovered the error at @pfn in a page of @type. */
+static void check_mf_result(const char *name, unsigned long pfn, const char *type)
+{
+	char want[96];
+
+	snprintf(want, sizeof(want), "recovery action for %s: Recovered", type);
+	check_mf_line(name, pfn, want);
 }
 
 /* HardwareCorrupted of /proc/meminfo grew by one 4 kB page per error. */
