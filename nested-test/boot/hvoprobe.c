@@ -230,6 +230,12 @@ static struct hvo hvo_read(long size_kb)
 		.pgtables	= hp_read(size_kb, "vmemmap_pgtable_pages"),
 	};
 
+	/* hvostock on the command line: a stock kernel run side by side */
+	if (getenv("HVOPROBE_STOCK") && s.optimized < 0) {
+		s.optimized = s.nr;
+		s.freed = s.nr * (VMEMMAP_PAGES(size_kb) - 1);
+		s.pgtables = 0;
+	}
 	if (s.optimized < 0 || s.freed < 0 || s.pgtables < 0)
 		die("hugepages-%ldkB has no vmemmap_* counters: is this the patched kernel?",
 		    size_kb);
@@ -1776,6 +1782,241 @@ static void scenario_restorefail(void)
 		   "restorefail-emptied.MemFree-back");
 }
 
+/* ---- demote: a 1 GiB HVO page split into 512 x 2 MiB pages ---- */
+
+/* Sum of vmemmap pages given back, less PTE tables spent, of both sizes. */
+static long vmemmap_net_pages(void)
+{
+	struct hvo a = hvo_read(SZ_2M_KB), b = hvo_read(SZ_1G_KB);
+
+	return a.freed - a.pgtables + b.freed - b.pgtables;
+}
+
+/*
+ * Boot with 2 x 1 GiB pages and HVO on, demote one: its vmemmap must be
+ * restored, the 512 new 2 MiB pages optimized, and MemFree must move by
+ * exactly what the counters say.  Then empty both pools.
+ */
+static void scenario_demote(void)
+{
+	const char *demote = "/sys/kernel/mm/hugepages/hugepages-1048576kB/demote";
+	long free0, free1, net0, net1, nr1g, nr2m, pgt;
+	struct hvo g0, m0, g, m;
+	int err;
+
+	nr1g = hp_read(SZ_1G_KB, "nr_hugepages");
+	check_eq(2, nr1g, "demote.1G-pool-from-cmdline");
+	check_optimized("demote-boot", SZ_1G_KB, nr1g);
+	nr2m = hp_read(SZ_2M_KB, "nr_hugepages");
+	g0 = hvo_read(SZ_1G_KB);
+	m0 = hvo_read(SZ_2M_KB);
+	free0 = free_kb();
+	net0 = vmemmap_net_pages();
+
+	err = try_write(demote, 1);
+	check(err == 0, "demote.write", "echo 1 > demote: %s", err ? strerror(err) : "ok");
+	g = hvo_read(SZ_1G_KB);
+	m = hvo_read(SZ_2M_KB);
+	free1 = free_kb();
+	net1 = vmemmap_net_pages();
+	say("info demote: 1G pool %ld -> %ld, 2M pool %ld -> %ld, free %+ld kB",
+	    nr1g, g.nr, nr2m, m.nr, free1 - free0);
+	check_eq(nr1g - 1, g.nr, "demote.1048576kB.nr");
+	check_eq(nr2m + 512, m.nr, "demote.2048kB.nr");
+	check_optimized("demoted", SZ_1G_KB, g.nr);
+	check_optimized("demoted", SZ_2M_KB, m.nr);
+	/* 4095 vmemmap pages restored, 512 x 7 given back again */
+	check_eq(-(VMEMMAP_PAGES(SZ_1G_KB) - 1), g.freed - g0.freed, "demote.1048576kB.freed-change");
+	check_eq(512 * (VMEMMAP_PAGES(SZ_2M_KB) - 1), m.freed - m0.freed,
+		 "demote.2048kB.freed-change");
+	say("info demote: PTE tables %+ld (2M) %+ld (1G)", m.pgtables - m0.pgtables,
+	    g.pgtables - g0.pgtables);
+	check_near((net1 - net0) * KIB_PER_PAGE, free1 - free0, MEMFREE_SLACK_KB,
+		   "demote.MemFree-follows-counters");
+	check_nodes(SZ_2M_KB, "demoted");
+	check_nodes(SZ_1G_KB, "demoted");
+	check_meminfo_line("demoted");
+
+	/* the demoted pages are ordinary pool pages: they leave like any */
+	check_emptied("demote-emptied", SZ_2M_KB);
+	check_emptied("demote-emptied", SZ_1G_KB);
+	check_meminfo_line("demote-emptied");
+	pgt = hvo_read(SZ_2M_KB).pgtables + hvo_read(SZ_1G_KB).pgtables;
+	/* 2 GiB back less the two restored vmemmaps, all given back at boot */
+	check_near(free0 + 2 * SZ_1G_KB - (net0 + pgt) * KIB_PER_PAGE, free_kb(),
+		   MEMFREE_SLACK_KB, "demote-emptied.MemFree-back");
+}
+
+/* ---- hotplug: memory blocks holding HVO pages go offline and online ---- */
+
+static unsigned long block_pfns(void)
+{
+	FILE *f = fopen("/sys/devices/system/memory/block_size_bytes", "re");
+	unsigned long bytes = 0;
+
+	if (!f || fscanf(f, "%lx", &bytes) != 1 || !bytes)
+		die("/sys/devices/system/memory/block_size_bytes unreadable");
+	fclose(f);
+	return bytes >> PAGE_SHIFT;
+}
+
+static int block_state(unsigned long block, const char *state)
+{
+	char path[128];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/memory/memory%lu/state", block);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (write(fd, state, strlen(state)) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+/* Exit status of a child, -1 when it did not exit normally. */
+static int wait_exit(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) < 0)
+		die("waitpid: %s", strerror(errno));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+#define HOTPLUG_POOL	512
+#define HOTPLUG_MAPPED	32
+
+/* The pfns of the HOTPLUG_MAPPED 2 MiB pages a child maps at @addr. */
+static void child_pfns(pid_t pid, void *addr, unsigned long *pfns)
+{
+	char path[64];
+	uint64_t e;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die("%s: %s", path, strerror(errno));
+	for (i = 0; i < HOTPLUG_MAPPED; i++) {
+		off_t off = (off_t)(((uintptr_t)addr >> PAGE_SHIFT) + i * 512UL) * sizeof(e);
+
+		if (pread(fd, &e, sizeof(e), off) != sizeof(e))
+			die("%s: %s", path, strerror(errno));
+		pfns[i] = (e >> 63) ? (unsigned long)(e & ((1ULL << 55) - 1)) : 0;
+	}
+	close(fd);
+}
+#define HOTPLUG_BLOCKS	4
+
+/*
+ * With ZONE_MOVABLE (movablecore= on the command line) the 2 MiB pool lands
+ * in movable memory blocks.  A process maps some pool pages; blocks holding
+ * pool pages go offline: free HVO pages are dissolved (their vmemmap
+ * restored), mapped ones migrated to other pool pages.  The data must
+ * survive, the counters add up after every step, the blocks come back
+ * online, and the emptied pool gives all memory back.
+ */
+static void scenario_hotplug(void)
+{
+	unsigned long heads[HOTPLUG_POOL], blocks[HOTPLUG_BLOCKS], per = block_pfns();
+	unsigned long mapped[HOTPLUG_MAPPED], moved[HOTPLUG_MAPPED];
+	long free0, pgt, offlined = 0, i, j, nheads, nblocks = 0;
+	int sync[2], done[2], err;
+	char name[64];
+	void *addr;
+	pid_t child;
+
+	free0 = free_kb();
+	need_pool(SZ_2M_KB, HOTPLUG_POOL);
+	check_optimized("hotplug-grown", SZ_2M_KB, HOTPLUG_POOL);
+	if (pipe(sync) || pipe(done))
+		die("pipe: %s", strerror(errno));
+	child = fork();
+	if (child < 0)
+		die("fork: %s", strerror(errno));
+	if (!child) {
+		size_t len = HOTPLUG_MAPPED * SZ_2M_KB * 1024;
+		unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE,
+					-1, 0);
+		size_t k, bad = 0;
+		char c;
+
+		if (p == MAP_FAILED)
+			_exit(2);
+		for (k = 0; k < len; k += 4096)
+			p[k] = (unsigned char)(k >> 12);
+		if (write(sync[1], &p, sizeof(p)) != sizeof(p) || read(done[0], &c, 1) != 1)
+			_exit(3);
+		for (k = 0; k < len; k += 4096)
+			bad += p[k] != (unsigned char)(k >> 12);
+		_exit(bad ? 1 : 0);
+	}
+	if (read(sync[0], &addr, sizeof(addr)) != sizeof(addr))
+		die("hotplug child did not map its pages");
+	child_pfns(child, addr, mapped);
+
+	/* the blocks of the mapped pages first, then of free pool pages */
+	for (i = 0; i < HOTPLUG_MAPPED; i++)
+		heads[i] = mapped[i];
+	nheads = HOTPLUG_MAPPED + pool_heads(SZ_2M_KB, heads + HOTPLUG_MAPPED,
+					     HOTPLUG_POOL - HOTPLUG_MAPPED);
+	for (i = 0; i < nheads && nblocks < HOTPLUG_BLOCKS; i++) {
+		unsigned long b = heads[i] / per;
+		char path[128], zones[64] = "";
+		FILE *f;
+
+		for (j = 0; j < nblocks && blocks[j] != b; j++)
+			;
+		if (j < nblocks)
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/system/memory/memory%lu/valid_zones", b);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(zones, sizeof(zones), f))
+			zones[0] = 0;
+		fclose(f);
+		if (strncmp(zones, "Movable", 7))
+			continue;
+		blocks[nblocks++] = b;
+	}
+	check(nblocks > 0, "hotplug.movable-blocks-with-pool-pages", "%ld blocks", nblocks);
+	for (i = 0; i < nblocks; i++) {
+		err = block_state(blocks[i], "offline");
+		say("info hotplug: offline memory%lu: %s", blocks[i], err ? strerror(err) : "ok");
+		offlined += !err;
+		snprintf(name, sizeof(name), "hotplug-offline%ld", i);
+		check_adds_up(name, SZ_2M_KB);
+		check_eq(hvo_read(SZ_2M_KB).nr, hvo_read(SZ_2M_KB).optimized, name);
+	}
+	check(offlined > 0, "hotplug.blocks-offlined", "%ld of %ld", offlined, nblocks);
+	child_pfns(child, addr, moved);
+	for (i = 0, j = 0; i < HOTPLUG_MAPPED; i++)
+		j += moved[i] != mapped[i];
+	check(j > 0, "hotplug.mapped-pages-migrated", "%ld of %d mapped pages moved", j,
+	      HOTPLUG_MAPPED);
+	say("info hotplug: pool %ld pages after offlining", hvo_read(SZ_2M_KB).nr);
+	check_meminfo_line("hotplug-offline");
+
+	if (write(done[1], "d", 1) != 1)
+		die("hotplug child: %s", strerror(errno));
+	check_eq(0, wait_exit(child), "hotplug.mapped-data-intact");
+
+	for (i = 0; i < nblocks; i++) {
+		err = block_state(blocks[i], "online_movable");
+		check(err == 0, "hotplug.online", "memory%lu: %s", blocks[i],
+		      err ? strerror(err) : "ok");
+	}
+	check_emptied("hotplug-emptied", SZ_2M_KB);
+	check_meminfo_line("hotplug-emptied");
+	pgt = hvo_read(SZ_2M_KB).pgtables;
+	check_near(free0 - pgt * KIB_PER_PAGE, free_kb(), 4 * MEMFREE_SLACK_KB,
+		   "hotplug-emptied.MemFree-back");
+}
+
 static long arg_long(int argc, char **argv, int i, long def)
 {
 	char *end;
@@ -1812,11 +2053,15 @@ int main(int argc, char **argv)
 		scenario_fault(argc > 2 ? (int)nr_1g : 15);
 	else if (!strcmp(s, "restorefail"))
 		scenario_restorefail();
+	else if (!strcmp(s, "demote"))
+		scenario_demote();
+	else if (!strcmp(s, "hotplug"))
+		scenario_hotplug();
 	else if (!strcmp(s, "dmesg"))
 		scenario_dmesg();
 	else
 		die("usage: hvoprobe boot-on|boot-off|runtime|shrink [NR_1G [NR_2M]] | "
-		    "stress|walkers|fault [SECONDS] | restorefail | dmesg");
+		    "stress|walkers|fault [SECONDS] | restorefail | demote | hotplug | dmesg");
 
 	say("done %s (%d failed)", s, failures);
 	return failures ? 1 : 0;

@@ -24,6 +24,8 @@ for arg in $(cat /proc/cmdline); do
 	hvostress=*) stress_seconds=${arg#hvostress=} ;;
 	hvofault=*) fault_seconds=${arg#hvofault=} ;;
 	hvowatch=*) watch=${arg#hvowatch=} ;;
+	# a stock kernel has no HVO counters: hvoprobe assumes every page optimized
+	hvostock) export HVOPROBE_STOCK=1 ;;
 	esac
 done
 watch=${watch:-$((120 + stress_seconds + fault_seconds))}
@@ -73,7 +75,7 @@ selftests() {
 
 # The fault scenarios: a task blocked for 30 s is a hang worth reporting.
 case $scenario in
-fault|walkers|restorefail) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
+fault|walkers|restorefail|demote|hotplug) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
 esac
 
 : > /tmp/probe.out
@@ -117,6 +119,14 @@ walkers)
 restorefail)
 	# the vmemmap of freed pages cannot always be restored
 	hvoprobe restorefail
+	;;
+demote)
+	# a 1 GiB HVO page demoted to 512 x 2 MiB pages
+	hvoprobe demote
+	;;
+hotplug)
+	# memory blocks holding free and mapped HVO pages go offline, online
+	hvoprobe hotplug
 	;;
 *)		echo "HVOPROBE: not ok scenario: unknown '$scenario'" ;;
 esac 2>&1 | tee /tmp/probe.out
