@@ -1913,12 +1913,13 @@ static void child_pfns(pid_t pid, void *addr, unsigned long *pfns)
 /*
  * With ZONE_MOVABLE (movablecore= on the command line) the 2 MiB pool lands
  * in movable memory blocks.  A process maps some pool pages; blocks holding
- * pool pages go offline: free HVO pages are dissolved (their vmemmap
- * restored), mapped ones migrated to other pool pages.  The data must
+ * them go offline and the mapped HVO pages migrate to new pages (with
+ * @with_free, free pool pages stay too and are dissolved, their vmemmap
+ * restored: see below).  The data must
  * survive, the counters add up after every step, the blocks come back
  * online, and the emptied pool gives all memory back.
  */
-static void scenario_hotplug(void)
+static void scenario_hotplug(bool with_free)
 {
 	unsigned long heads[HOTPLUG_POOL], blocks[HOTPLUG_BLOCKS], per = block_pfns();
 	unsigned long mapped[HOTPLUG_MAPPED], moved[HOTPLUG_MAPPED];
@@ -1958,6 +1959,16 @@ static void scenario_hotplug(void)
 		die("hotplug child did not map its pages");
 	child_pfns(child, addr, mapped);
 
+	/*
+	 * Free pool pages in a block being offlined: 6.1 takes the migration
+	 * target of a mapped page from the pool's free list, whose head is
+	 * the page the previous migration freed, inside the isolated range:
+	 * the pages go back and forth forever (stock 6.1 too, HVO on or
+	 * off).  By default the pool keeps only the mapped pages, so their
+	 * targets come from the buddy allocator outside the range.
+	 */
+	if (!with_free)
+		set_pool(SZ_2M_KB, HOTPLUG_MAPPED);
 	/* the blocks of the mapped pages first, then of free pool pages */
 	for (i = 0; i < HOTPLUG_MAPPED; i++)
 		heads[i] = mapped[i];
@@ -2056,12 +2067,12 @@ int main(int argc, char **argv)
 	else if (!strcmp(s, "demote"))
 		scenario_demote();
 	else if (!strcmp(s, "hotplug"))
-		scenario_hotplug();
+		scenario_hotplug(argc > 2 && !strcmp(argv[2], "free"));
 	else if (!strcmp(s, "dmesg"))
 		scenario_dmesg();
 	else
 		die("usage: hvoprobe boot-on|boot-off|runtime|shrink [NR_1G [NR_2M]] | "
-		    "stress|walkers|fault [SECONDS] | restorefail | demote | hotplug | dmesg");
+		    "stress|walkers|fault [SECONDS] | restorefail | demote | hotplug [free] | dmesg");
 
 	say("done %s (%d failed)", s, failures);
 	return failures ? 1 : 0;

@@ -18,12 +18,15 @@ scenario=
 stress_seconds=20
 fault_seconds=15
 watch=
+hotplug_mode=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	hvotest=*) scenario=${arg#hvotest=} ;;
 	hvostress=*) stress_seconds=${arg#hvostress=} ;;
 	hvofault=*) fault_seconds=${arg#hvofault=} ;;
 	hvowatch=*) watch=${arg#hvowatch=} ;;
+	# hvohotplug=free: free pool pages in the offlined blocks (6.1 hangs)
+	hvohotplug=*) hotplug_mode=${arg#hvohotplug=} ;;
 	# a stock kernel has no HVO counters: hvoprobe assumes every page optimized
 	hvostock) export HVOPROBE_STOCK=1 ;;
 	esac
@@ -126,7 +129,7 @@ demote)
 	;;
 hotplug)
 	# memory blocks holding free and mapped HVO pages go offline, online
-	hvoprobe hotplug
+	hvoprobe hotplug $hotplug_mode
 	;;
 *)		echo "HVOPROBE: not ok scenario: unknown '$scenario'" ;;
 esac 2>&1 | tee /tmp/probe.out
