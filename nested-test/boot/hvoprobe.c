@@ -746,6 +746,7 @@ static void run_workers(const char *scenario, const enum worker *kinds, int nr, 
 			long ops = run_worker(scenario, kinds[i], 7919u * (i + 1), &end);
 
 			say("info %s %s: %ld operations", scenario, worker_names[kinds[i]], ops);
+			say("figure %s %s %ld", scenario, worker_names[kinds[i]], ops);
 			_exit(0);
 		}
 	}
@@ -1528,6 +1529,11 @@ static void fault_race(int seconds)
 	    RACE_POOL, log->shots, accepted, log->skipped, log->in_use);
 	say("info fault-race: refused: EBUSY %ld, EHWPOISON %ld, EIO %ld, ENXIO %ld, "
 	    "EFAULT %ld, other %ld", counts[1], counts[2], counts[3], counts[4], counts[5], other);
+	/* the soak's figures: what this kernel went through (hvoreport sums them) */
+	say("figure fault race-rounds %ld", log->rounds);
+	say("figure fault race-pages-requested %ld", log->rounds * RACE_POOL * 2);
+	say("figure fault hwpoison-shots %ld", log->shots);
+	say("figure fault hwpoison-accepted %ld", accepted);
 	check(log->rounds > 0 && log->shots > 0, "fault-race.raced",
 	      "%ld rounds, %ld shots", log->rounds, log->shots);
 

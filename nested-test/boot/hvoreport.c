@@ -11,7 +11,15 @@
  * MemFree drop of the runtime 2 MiB pool must agree with HVO's counters;
  * a run of other scenarios only (a subset) skips that comparison.
  * The table goes to stdout, OUTDIR/savings.md and OUTDIR/savings.json; the
- * last line is "boot: N passed, N failed".
+ * last line is "boot: N passed, N failed".  The "figure" lines of the probe
+ * (operations done by the workers, hardware errors injected) are summed
+ * into OUTDIR/figures.tsv.
+ *
+ * usage: hvoreport --compare LABEL=OUTDIR... [--reference LABEL=OUTDIR...]
+ *
+ * The soak's side-by-side table: the result line, failed checks and figures
+ * of each OUTDIR, then "soak: N passed, N failed" over the runs before
+ * --reference (ours); the runs after it (stock) are shown, not counted.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,6 +42,9 @@ struct value {
 
 static struct value values[MAX_VALUES];
 static int nr_values, passed, failed;
+/* "figure SCENARIO NAME N": summed per scenario and name */
+static struct value figures[MAX_VALUES];
+static int nr_figures;
 /* "hvoctl status --json" as printed in the boot-on guest */
 static struct json_object *hvoctl_status;
 
@@ -73,6 +84,170 @@ static long need(const char *scenario, const char *key)
 	return 0;
 }
 
+static const struct value *lookup_in(const struct value *tab, int nr,
+				     const char *scenario, const char *key)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		if (!strcmp(tab[i].scenario, scenario) && !strcmp(tab[i].key, key))
+			return &tab[i];
+	return NULL;
+}
+
+static struct value *figure_slot(struct value *tab, int *nr, const char *scenario,
+				  const char *key)
+{
+	int i;
+
+	for (i = 0; i < *nr; i++)
+		if (!strcmp(tab[i].scenario, scenario) && !strcmp(tab[i].key, key))
+			return &tab[i];
+	if (*nr == MAX_VALUES)
+		return NULL;
+	tab = &tab[(*nr)++];
+	snprintf(tab->scenario, sizeof(tab->scenario), "%s", scenario);
+	snprintf(tab->key, sizeof(tab->key), "%s", key);
+	tab->v = 0;
+	return tab;
+}
+
+static void add_figure(const char *line)
+{
+	char scenario[32], key[96];
+	struct value *f;
+	long v;
+
+	if (sscanf(line, "%31s %95s %ld", scenario, key, &v) != 3)
+		return;
+	f = figure_slot(figures, &nr_figures, scenario, key);
+	if (f)
+		f->v += v;
+}
+
+static void write_figures(const char *outdir)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int i;
+
+	if (!nr_figures)
+		return;
+	snprintf(path, sizeof(path), "%s/figures.tsv", outdir);
+	f = fopen(path, "we");
+	if (!f) {
+		result(false, "figures", "cannot write %s: %s", path, strerror(errno));
+		return;
+	}
+	for (i = 0; i < nr_figures; i++)
+		fprintf(f, "%s\t%s\t%ld\n", figures[i].scenario, figures[i].key, figures[i].v);
+	fclose(f);
+}
+
+#define MAX_RUNS	4
+
+/* hvoreport --compare LABEL=OUTDIR...: the soak's side-by-side table */
+static int compare(int argc, char **argv)
+{
+	static struct value tab[MAX_RUNS][MAX_VALUES];
+	int nr[MAX_RUNS] = { 0 }, runs = 0, ours = -1, a, r, i, k;
+	long total_passed = 0, total_failed = 0;
+	const char *label[MAX_RUNS];
+	char *dir[MAX_RUNS];
+	static char line[4096];
+
+	for (a = 0; a < argc; a++) {
+		if (!strcmp(argv[a], "--reference") && ours < 0) {
+			ours = runs;
+			continue;
+		}
+		dir[runs] = strchr(argv[a], '=');
+		if (!dir[runs] || runs == MAX_RUNS) {
+			fprintf(stderr, "hvoreport: '%s': expected at most %d LABEL=OUTDIR\n",
+				argv[a], MAX_RUNS);
+			return 2;
+		}
+		*dir[runs]++ = '\0';
+		label[runs++] = argv[a];
+	}
+	if (ours < 0)
+		ours = runs;
+	if (!ours) {
+		fprintf(stderr, "hvoreport: --compare needs a LABEL=OUTDIR before --reference\n");
+		return 2;
+	}
+	for (r = 0; r < runs; r++) {
+		char path[PATH_MAX];
+		long p = -1, f = -1, v;
+		char sc[32], key[96];
+		FILE *in;
+
+		snprintf(path, sizeof(path), "%s/figures.tsv", dir[r]);
+		in = fopen(path, "re");
+		if (in) {
+			while (fscanf(in, "%31s %95s %ld", sc, key, &v) == 3) {
+				struct value *slot = figure_slot(tab[r], &nr[r], sc, key);
+
+				if (slot)
+					slot->v += v;
+			}
+			fclose(in);
+		}
+		snprintf(path, sizeof(path), "%s/check.log", dir[r]);
+		in = fopen(path, "re");
+		while (in && fgets(line, sizeof(line), in)) {
+			sscanf(line, "boot: %ld passed, %ld failed", &p, &f);
+			if (!strncmp(line, "not ok ", 7))
+				printf("%s: %s", label[r], line);
+		}
+		if (in)
+			fclose(in);
+		if (p < 0) {
+			printf("%s: no result line in %s (the run did not finish)\n", label[r], path);
+			f = 1;
+			p = 0;
+		}
+		printf("%s: %ld passed, %ld failed%s\n", label[r], p, f,
+		       r < ours ? "" : " (reference, not counted)");
+		if (r < ours) {
+			total_passed += p;
+			total_failed += f;
+		}
+	}
+
+	printf("\n| scenario | figure |");
+	for (r = 0; r < runs; r++)
+		printf(" %s |", label[r]);
+	printf("\n|---|---|");
+	for (r = 0; r < runs; r++)
+		printf("---|");
+	putchar('\n');
+	/* every figure any run reported, in the order of the first that did */
+	for (r = 0; r < runs; r++) {
+		for (i = 0; i < nr[r]; i++) {
+			struct value *v = &tab[r][i];
+			const struct value *o;
+			bool seen = false;
+
+			for (k = 0; k < r; k++)
+				seen |= lookup_in(tab[k], nr[k], v->scenario, v->key) != NULL;
+			if (seen)
+				continue;
+			printf("| %s | %s |", v->scenario, v->key);
+			for (k = 0; k < runs; k++) {
+				o = lookup_in(tab[k], nr[k], v->scenario, v->key);
+				if (o)
+					printf(" %ld |", o->v);
+				else
+					printf(" - |");
+			}
+			putchar('\n');
+		}
+	}
+	printf("\nsoak: %ld passed, %ld failed\n", total_passed, total_failed);
+	return total_failed ? 1 : 0;
+}
+
 static void read_console(const char *scenario, const char *path)
 {
 	FILE *f = fopen(path, "re");
@@ -103,6 +278,8 @@ static void read_console(const char *scenario, const char *path)
 			val = &values[nr_values];
 			if (sscanf(p + 6, "%31s %95s %ld", val->scenario, val->key, &val->v) == 3)
 				nr_values++;
+		} else if (!strncmp(p, "figure ", 7)) {
+			add_figure(p + 7);
 		} else if (!strncmp(p, "json hvoctl-status ", 19)) {
 			if (hvoctl_status)
 				json_object_put(hvoctl_status);
@@ -298,8 +475,11 @@ int main(int argc, char **argv)
 	bool off_on = false, on = false;
 	int i;
 
+	if (argc > 1 && !strcmp(argv[1], "--compare"))
+		return compare(argc - 2, argv + 2);
 	if (argc < 3) {
-		fprintf(stderr, "usage: hvoreport OUTDIR SCENARIO=CONSOLE_LOG...\n");
+		fprintf(stderr, "usage: hvoreport OUTDIR SCENARIO=CONSOLE_LOG...\n"
+			"       hvoreport --compare LABEL=OUTDIR...\n");
 		return 2;
 	}
 	for (i = 2; i < argc; i++) {
@@ -318,6 +498,7 @@ int main(int argc, char **argv)
 		compare_off_on(argv[1]);
 	if (on && getenv("HVOREPORT_HVOCTL"))
 		check_hvoctl_status();
+	write_figures(argv[1]);
 	printf("boot: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
