@@ -1853,6 +1853,103 @@ static void scenario_demote(void)
 		   MEMFREE_SLACK_KB, "demote-emptied.MemFree-back");
 }
 
+/* ---- zones: a 1 GiB page from the command line across a zone boundary ---- */
+
+struct zone_info {
+	unsigned long start, free;	/* start_pfn, pages free */
+};
+
+/* Node 0's zone @name from /proc/zoneinfo; false when it is not there. */
+static bool zone_read(const char *name, struct zone_info *z)
+{
+	FILE *f = fopen("/proc/zoneinfo", "re");
+	char line[256], want[64];
+	bool in = false, found = false;
+
+	if (!f)
+		die("/proc/zoneinfo: %s", strerror(errno));
+	snprintf(want, sizeof(want), "Node 0, zone %8s", name);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Node ", 5)) {
+			in = !strncmp(line, want, strlen(want));
+			found |= in;
+			continue;
+		}
+		if (!in)
+			continue;
+		/* "  pages free     N" opens the zone, " start_pfn: N" ends it */
+		sscanf(line, " pages free %lu", &z->free);
+		if (sscanf(line, " start_pfn: %lu", &z->start) == 1)
+			in = false;
+	}
+	fclose(f);
+	return found;
+}
+
+#define ZONES_POOL	3
+
+/*
+ * movablecore= puts the start of ZONE_MOVABLE inside one of the 1 GiB
+ * pages that memblock reserved at the top of memory.  That page must stay
+ * unoptimized (restoring its vmemmap would copy the head's zone into every
+ * struct page), the others are optimized, and freeing the pool gives each
+ * zone back its own part: the Movable zone's free count rises by what the
+ * pages held above the boundary.
+ */
+static void scenario_zones(void)
+{
+	unsigned long heads[ZONES_POOL], in_movable = 0, span_head = 0;
+	const long pages = SZ_1G_KB / KIB_PER_PAGE;
+	struct zone_info mov0, mov1;
+	long nr, nspan = 0, want_opt;
+	size_t i, n;
+	struct hvo g;
+
+	if (!zone_read("Movable", &mov0) || !mov0.start)
+		die("no Movable zone on node 0: boot with movablecore=");
+	nr = hp_read(SZ_1G_KB, "nr_hugepages");
+	check_eq(ZONES_POOL, nr, "zones.1G-pool-from-cmdline");
+	n = pool_heads(SZ_1G_KB, heads, ZONES_POOL);
+	check_eq(nr, (long)n, "zones.heads-in-kpageflags");
+	for (i = 0; i < n; i++) {
+		bool spans = heads[i] < mov0.start && mov0.start < heads[i] + pages;
+
+		say("info zones: 1 GiB page at pfn %#lx%s", heads[i],
+		    spans ? ": ZONE_MOVABLE starts inside it" : "");
+		if (spans) {
+			nspan++;
+			span_head = heads[i];
+			in_movable += heads[i] + pages - mov0.start;
+		} else if (heads[i] >= mov0.start) {
+			in_movable += pages;
+		}
+	}
+	say("info zones: ZONE_MOVABLE starts at pfn %#lx, %lu pool pages above it",
+	    mov0.start, in_movable);
+	/* the boot parameters are chosen so that this holds; say so if not */
+	check_eq(1, nspan, "zones.setup-one-page-spans-the-boundary");
+
+	g = hvo_read(SZ_1G_KB);
+	want_opt = getenv("HVOPROBE_STOCK") ? nr : nr - nspan;
+	check_eq(want_opt, g.optimized, "zones.1048576kB.optimized");
+	check_eq(want_opt * (VMEMMAP_PAGES(SZ_1G_KB) - 1), g.freed, "zones.1048576kB.freed");
+	if (!getenv("HVOPROBE_STOCK"))
+		check(klog_count("spans two zones; its vmemmap is not optimized") == 1,
+		      "zones.logged", "the kernel names the page at pfn %#lx once", span_head);
+
+	/* every struct page keeps its zone: each zone gets its own part back */
+	set_pool(SZ_1G_KB, 0);
+	if (!zone_read("Movable", &mov1))
+		die("the Movable zone went away");
+	say("info zones: Movable free %lu -> %lu pages", mov0.free, mov1.free);
+	check_near((long)in_movable, (long)(mov1.free - mov0.free), 2048,
+		   "zones.movable-got-its-pages-back");
+	check_eq(0, hp_read(SZ_1G_KB, "nr_hugepages"), "zones-emptied.1048576kB.nr");
+	g = hvo_read(SZ_1G_KB);
+	check_eq(0, g.optimized, "zones-emptied.1048576kB.optimized");
+	check_eq(0, g.freed, "zones-emptied.1048576kB.freed");
+}
+
 /* ---- hotplug: memory blocks holding HVO pages go offline and online ---- */
 
 static unsigned long block_pfns(void)
@@ -2074,11 +2171,13 @@ int main(int argc, char **argv)
 		scenario_demote();
 	else if (!strcmp(s, "hotplug"))
 		scenario_hotplug(argc > 2 && !strcmp(argv[2], "free"));
+	else if (!strcmp(s, "zones"))
+		scenario_zones();
 	else if (!strcmp(s, "dmesg"))
 		scenario_dmesg();
 	else
 		die("usage: hvoprobe boot-on|boot-off|runtime|shrink [NR_1G [NR_2M]] | "
-		    "stress|walkers|fault [SECONDS] | restorefail | demote | hotplug [free] | dmesg");
+		    "stress|walkers|fault [SECONDS] | restorefail | demote | hotplug [free] | zones | dmesg");
 
 	say("done %s (%d failed)", s, failures);
 	return failures ? 1 : 0;

@@ -131,6 +131,10 @@ hotplug)
 	# memory blocks holding free and mapped HVO pages go offline, online
 	hvoprobe hotplug $hotplug_mode
 	;;
+zones)
+	# a 1 GiB page from the command line across the start of ZONE_MOVABLE
+	hvoprobe zones
+	;;
 *)		echo "HVOPROBE: not ok scenario: unknown '$scenario'" ;;
 esac 2>&1 | tee /tmp/probe.out
 kill "$watchdog_pid"
