@@ -24,7 +24,7 @@ DEB_PACKAGES = build-essential bc bison flex libssl-dev libelf-dev dwarves \
 	linux-source-6.1 linux-config-6.1 \
 	qemu-system-x86 busybox-static \
 	libcmocka-dev libxml2-dev libjson-c-dev pkg-config man-db python3 \
-	gnuplot-nox $(shell cat packaging/DEPS)
+	gnuplot-nox shellcheck $(shell cat packaging/DEPS)
 
 all: proof
 
@@ -119,6 +119,7 @@ soak-run: hvoctl
 
 check:
 	scripts/check \
+		"shell=scripts/lint-shell" \
 		"kernel=kernel/scripts/kcheck" \
 		"hvoctl=$(MAKE) -C hvoctl check" \
 		"boot=$(MAKE) hvoctl && $(KBUILD) build test && $(BOOT) clean check" \

@@ -48,5 +48,6 @@ install() {
 
     # pre-udev: after the command line is parsed, before udev starts
     # loading drivers and before the root file system is looked for.
+    # shellcheck disable=SC2154 # dracut sets moddir
     inst_hook pre-udev 05 "$moddir/hvokit-early.sh"
 }

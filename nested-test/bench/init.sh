@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # /init of the hvokit benchmark initramfs: one measurement per boot.
 /bin/busybox --install -s /bin
 export PATH=/bin

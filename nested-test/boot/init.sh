@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # /init of the hvokit boot-test initramfs: run one scenario, then power off.
 # The scenario comes from the kernel command line: hvotest=NAME.
 /bin/busybox --install -s /bin
@@ -19,6 +20,7 @@ stress_seconds=20
 fault_seconds=15
 watch=
 hotplug_mode=
+# shellcheck disable=SC2013 # the command line is words
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	hvotest=*) scenario=${arg#hvotest=} ;;
@@ -129,7 +131,7 @@ demote)
 	;;
 hotplug)
 	# memory blocks holding free and mapped HVO pages go offline, online
-	hvoprobe hotplug $hotplug_mode
+	hvoprobe hotplug ${hotplug_mode:+"$hotplug_mode"}
 	;;
 zones)
 	# a 1 GiB page from the command line across the start of ZONE_MOVABLE

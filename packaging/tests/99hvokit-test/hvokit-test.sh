@@ -10,7 +10,7 @@ hvokit_test() (
     say "global nr=$(cat $g/nr_hugepages) optimized=$(cat $g/vmemmap_optimized_pages) freed=$(cat $g/vmemmap_freed_pages) pgtable=$(cat $g/vmemmap_pgtable_pages)"
     for n in /sys/devices/system/node/node[0-9]*; do
         d=$n/hugepages/hugepages-1048576kB
-        say "${n##*/} nr=$(cat $d/nr_hugepages) optimized=$(cat $d/vmemmap_optimized_pages) freed=$(cat $d/vmemmap_freed_pages)"
+        say "${n##*/} nr=$(cat "$d/nr_hugepages") optimized=$(cat "$d/vmemmap_optimized_pages") freed=$(cat "$d/vmemmap_freed_pages")"
     done
     say "meminfo $(grep HugetlbVmemmapSaved /proc/meminfo)"
     dmesg | grep 'hvokit: ' | while IFS= read -r l; do say "kmsg $l"; done

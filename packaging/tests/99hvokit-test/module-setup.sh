@@ -5,5 +5,6 @@ check() { return 255; }
 depends() { echo hvokit; }
 install() {
     inst_multiple cat dmesg grep sleep
+    # shellcheck disable=SC2154 # dracut sets moddir
     inst_hook pre-mount 99 "$moddir/hvokit-test.sh"
 }
