@@ -268,7 +268,7 @@ void hv_print_metrics(FILE *f, const struct hv_state *st)
 	fprintf(f, "hvokit_hvo_enabled %d\n", hvo_enabled(st) ? 1 : 0);
 	metric_head(f, "hvo_boot_parameter", "hugetlb_free_vmemmap= on the kernel command line: 1 on, 0 off, -1 not set.");
 	fprintf(f, "hvokit_hvo_boot_parameter %d\n", st->hvo_boot);
-	pool_metric(f, st, "hugepages_total", "Huge pages in the pool.",
+	pool_metric(f, st, "hugepages_pool", "Huge pages in the pool.",
 		    offsetof(struct hv_pool, total));
 	pool_metric(f, st, "hugepages_free", "Free huge pages in the pool.",
 		    offsetof(struct hv_pool, free));
@@ -276,7 +276,7 @@ void hv_print_metrics(FILE *f, const struct hv_state *st)
 		    offsetof(struct hv_pool, resv));
 	pool_metric(f, st, "hugepages_surplus", "Surplus (overcommitted) huge pages.",
 		    offsetof(struct hv_pool, surplus));
-	node_metric(f, st, "node_hugepages_total", "Huge pages in the pool of a NUMA node.",
+	node_metric(f, st, "node_hugepages_pool", "Huge pages in the pool of a NUMA node.",
 		    offsetof(struct hv_node_pool, total), false);
 	node_metric(f, st, "node_hugepages_free", "Free huge pages of a NUMA node.",
 		    offsetof(struct hv_node_pool, free), false);

@@ -215,6 +215,12 @@ static void expect_in(const char *out, const char *needle)
 		fail_msg("output:\n%s\ndoes not contain:\n%s", out, needle);
 }
 
+static void expect_not_in(const char *out, const char *needle)
+{
+	if (strstr(out, needle))
+		fail_msg("output:\n%s\ncontains:\n%s", out, needle);
+}
+
 static void t_table(void **state)
 {
 	struct fake *f = *state;
@@ -277,7 +283,9 @@ static void t_metrics(void **state)
 	/* and the values */
 	assert_int_equal(fake_run(&out, &err, "--sysroot", f->root, "metrics", NULL), 0);
 	expect_in(out, "\nhvokit_hvo_enabled 1\n");
-	expect_in(out, "\nhvokit_hugepages_total{size=\"1G\"} 4\n");
+	expect_in(out, "\nhvokit_hugepages_pool{size=\"1G\"} 4\n");
+	/* gauges only: "_total" is the suffix of counters */
+	expect_not_in(out, "_total");
 	expect_in(out, "\nhvokit_hugepages_reserved{size=\"2M\"} 5\n");
 	expect_in(out, "\nhvokit_node_hugepages_free{size=\"2M\",node=\"0\"} 50\n");
 	expect_in(out, "\nhvokit_node_vmemmap_freed_pages{size=\"1G\",node=\"1\"} 8190\n");
