@@ -69,13 +69,7 @@ static int cmd_libvirt_hook(struct ctx *x, int argc, char **argv);
 
 static int load_config(struct ctx *x, struct hv_config *c)
 {
-	const char *path = x->config;
-
-	if (!path)
-		path = getenv("HVOKIT_CONF");
-	if (!path || !*path)
-		path = HV_DEFAULT_CONFIG;
-	return hv_config_load(c, path) < 0 ? -1 : 0;
+	return hv_config_load(c, hv_config_path(x->config)) < 0 ? -1 : 0;
 }
 
 static struct hv_state *read_state(struct ctx *x)
@@ -91,6 +85,28 @@ static struct hv_state *read_state(struct ctx *x)
 		return NULL;
 	}
 	return st;
+}
+
+/* Config and host state for a command that takes no argument; errors
+ * printed.  The caller frees *c and *st in every case. */
+static int load_inputs(struct ctx *x, int argc, char **argv, struct hv_config **c,
+		       struct hv_state **st)
+{
+	*c = NULL;
+	*st = NULL;
+	if (argc > 0) {
+		hv_err("%s: unexpected argument '%s'; see hvoctl %s --help", x->sub, argv[0],
+		       x->sub);
+		return -1;
+	}
+	*c = malloc(sizeof(**c));
+	if (!*c) {
+		hv_err("%s: out of memory", x->sub);
+		return -1;
+	}
+	if (load_config(x, *c) < 0 || !(*st = read_state(x)))
+		return -1;
+	return 0;
 }
 
 static const char *where(char *buf, size_t n, uint64_t size_kb, int node)
@@ -280,12 +296,7 @@ static int cmd_reserve(struct ctx *x, int argc, char **argv)
 			char rel[256];
 			uint64_t cur;
 
-			if (nv[i].node < 0)
-				snprintf(rel, sizeof(rel), HV_HP_DIR "/hugepages-%" PRIu64
-					 "kB/nr_hugepages", kb);
-			else
-				snprintf(rel, sizeof(rel), HV_NODE_DIR "/node%d/hugepages/hugepages-%"
-					 PRIu64 "kB/nr_hugepages", nv[i].node, kb);
+			hv_pool_file(rel, sizeof(rel), kb, nv[i].node, "nr_hugepages");
 			if (hv_read_u64(&x->sys, rel, &cur) < 0)
 				cur = 0; /* do_reserve reports the error */
 			if ((pass == 0) != (nv[i].val < cur))
@@ -325,19 +336,17 @@ static int cmd_apply(struct ctx *x, int argc, char **argv)
 	size_t n_ops = 0, changes = 0;
 	int rc = HV_EXIT_OK;
 
-	if (argc > 0) {
-		hv_err("apply: unexpected argument '%s'; see hvoctl apply --help", argv[0]);
-		return HV_EXIT_ERROR;
+	if (load_inputs(x, argc, argv, &c, &st) < 0) {
+		rc = HV_EXIT_ERROR;
+		goto out;
 	}
-	c = malloc(sizeof(*c));
 	plan = malloc(sizeof(*plan));
-	if (!c || !plan) {
+	if (!plan) {
 		hv_err("apply: out of memory");
 		rc = HV_EXIT_ERROR;
 		goto out;
 	}
-	if (load_config(x, c) < 0 || !(st = read_state(x)) ||
-	    hv_plan_build(c, st, false, plan) < 0) {
+	if (hv_plan_build(c, st, false, plan) < 0) {
 		rc = HV_EXIT_ERROR;
 		goto out;
 	}
@@ -422,21 +431,12 @@ out:
 
 static int cmd_cmdline(struct ctx *x, int argc, char **argv)
 {
-	struct hv_config *c = malloc(sizeof(*c));
-	struct hv_state *st = NULL;
+	struct hv_config *c;
+	struct hv_state *st;
 	char buf[4096];
 	int rc = HV_EXIT_ERROR;
 
-	if (argc > 0) {
-		hv_err("cmdline: unexpected argument '%s'; see hvoctl cmdline --help", argv[0]);
-		free(c);
-		return HV_EXIT_ERROR;
-	}
-	if (!c) {
-		hv_err("cmdline: out of memory");
-		return HV_EXIT_ERROR;
-	}
-	if (load_config(x, c) == 0 && (st = read_state(x)) &&
+	if (load_inputs(x, argc, argv, &c, &st) == 0 &&
 	    hv_cmdline_build(c, st, x->kver, buf, sizeof(buf)) == 0) {
 		fprintf(x->out, "%s\n", buf);
 		rc = HV_EXIT_OK;
@@ -450,23 +450,14 @@ static int cmd_cmdline(struct ctx *x, int argc, char **argv)
 
 static int cmd_verify(struct ctx *x, int argc, char **argv)
 {
-	struct hv_config *c = malloc(sizeof(*c));
-	struct hv_state *st = NULL;
+	struct hv_config *c;
+	struct hv_state *st;
 	unsigned problems = 0, checked = 0;
 	bool any_managed = false;
 	int rc = HV_EXIT_ERROR;
 
 #define PROBLEM(...) do { problems++; hv_err("verify: " __VA_ARGS__); } while (0)
-	if (argc > 0) {
-		hv_err("verify: unexpected argument '%s'; see hvoctl verify --help", argv[0]);
-		free(c);
-		return HV_EXIT_ERROR;
-	}
-	if (!c) {
-		hv_err("verify: out of memory");
-		return HV_EXIT_ERROR;
-	}
-	if (load_config(x, c) < 0 || !(st = read_state(x)))
+	if (load_inputs(x, argc, argv, &c, &st) < 0)
 		goto out;
 	if (!c->hvo) {
 		if (st->hvo_sysctl == 1)

@@ -363,3 +363,10 @@ int hv_config_load(struct hv_config *c, const char *path)
 	free(buf);
 	return r;
 }
+
+const char *hv_config_path(const char *path)
+{
+	if (!path)
+		path = getenv("HVOKIT_CONF");
+	return path && *path ? path : HV_DEFAULT_CONFIG;
+}

@@ -54,6 +54,9 @@ void hv_config_defaults(struct hv_config *c);
 /* Parse a config file.  On error prints "hvoctl: FILE:LINE: KEY: ..." and
  * returns -1; returns -ENOENT (after printing) if the file is missing. */
 int hv_config_load(struct hv_config *c, const char *path);
+/* The config file to use: path if given, else $HVOKIT_CONF if set and not
+ * empty, else HV_DEFAULT_CONFIG. */
+const char *hv_config_path(const char *path);
 /* Parse from a string (for tests); name is used in messages. */
 int hv_config_parse(struct hv_config *c, const char *name, const char *text);
 

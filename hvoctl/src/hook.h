@@ -10,9 +10,6 @@
 #define HV_HOOK_RUNDIR "/run/hvokit"
 #define HV_HOOK_LIBVIRT_RUNDIR "/run/libvirt/qemu"
 #define HV_HOOK_LOCK_TIMEOUT_MS 30000
-/* A guest that has been "preparing" for longer no longer holds a promise
- * on free pages (its start failed without a release, or hangs). */
-#define HV_HOOK_PROMISE_TTL 3600
 
 struct hv_hook_opts {
 	const char *rundir;         /* ledger and lock; NULL: $HVOCTL_RUNDIR or default */

@@ -7,19 +7,6 @@
 #include "pools.h"
 #include "util.h"
 
-static int read_u64_req(const struct hv_sys *s, const char *rel, uint64_t *v)
-{
-	char full[PATH_MAX];
-	int e = hv_read_u64(s, rel, v);
-
-	if (e < 0) {
-		hv_path(s, full, sizeof(full), rel);
-		hv_err("read: %s: %s", full, e == -EINVAL ?
-		       "not a number" : strerror(-e));
-	}
-	return e;
-}
-
 /* Optional counter: false if the file is absent; error if malformed. */
 static int read_u64_opt(const struct hv_sys *s, const char *rel, uint64_t *v,
 			bool *present)
@@ -30,7 +17,17 @@ static int read_u64_opt(const struct hv_sys *s, const char *rel, uint64_t *v,
 		return 0;
 	}
 	*present = true;
-	return read_u64_req(s, rel, v);
+	return hv_read_u64_report(s, rel, v);
+}
+
+void hv_pool_file(char *buf, size_t n, uint64_t size_kb, int node, const char *file)
+{
+	if (node < 0)
+		snprintf(buf, n, HV_HP_DIR "/hugepages-%llukB/%s",
+			 (unsigned long long)size_kb, file);
+	else
+		snprintf(buf, n, HV_NODE_DIR "/node%d/hugepages/hugepages-%llukB/%s",
+			 node, (unsigned long long)size_kb, file);
 }
 
 static int parse_size_dir(const char *name, uint64_t *kb)
@@ -102,12 +99,11 @@ int hv_pool_reread(const struct hv_sys *s, struct hv_state *st, struct hv_pool *
 	bool present;
 	int e = 0;
 
-#define G(file, field)                                                          \
-	do {                                                                    \
-		snprintf(rel, sizeof(rel), HV_HP_DIR "/hugepages-%llukB/" file, \
-			 (unsigned long long)p->size_kb);                       \
-		if (read_u64_req(s, rel, &p->field) < 0)                        \
-			e = -1;                                                 \
+#define G(file, field)                                                  \
+	do {                                                            \
+		hv_pool_file(rel, sizeof(rel), p->size_kb, -1, file);   \
+		if (hv_read_u64_report(s, rel, &p->field) < 0)          \
+			e = -1;                                         \
 	} while (0)
 	G("nr_hugepages", total);
 	G("free_hugepages", free);
@@ -115,12 +111,11 @@ int hv_pool_reread(const struct hv_sys *s, struct hv_state *st, struct hv_pool *
 	G("surplus_hugepages", surplus);
 	G("nr_overcommit_hugepages", overcommit);
 #undef G
-#define O(file, field)                                                          \
-	do {                                                                    \
-		snprintf(rel, sizeof(rel), HV_HP_DIR "/hugepages-%llukB/" file, \
-			 (unsigned long long)p->size_kb);                       \
-		if (read_u64_opt(s, rel, &p->field, &present) < 0)             \
-			e = -1;                                                 \
+#define O(file, field)                                                  \
+	do {                                                            \
+		hv_pool_file(rel, sizeof(rel), p->size_kb, -1, file);   \
+		if (read_u64_opt(s, rel, &p->field, &present) < 0)      \
+			e = -1;                                         \
 	} while (0)
 	O("vmemmap_optimized_pages", optimized);
 	p->has_counters = present;
@@ -135,14 +130,12 @@ int hv_pool_reread(const struct hv_sys *s, struct hv_state *st, struct hv_pool *
 
 		memset(np, 0, sizeof(*np));
 		np->node = st->nodes[i].id;
-#define N(file, field, opt, pres)                                                    \
-	do {                                                                         \
-		snprintf(rel, sizeof(rel),                                           \
-			 HV_NODE_DIR "/node%d/hugepages/hugepages-%llukB/" file,     \
-			 np->node, (unsigned long long)p->size_kb);                  \
-		if ((opt ? read_u64_opt(s, rel, &np->field, pres)                    \
-			 : read_u64_req(s, rel, &np->field)) < 0)                    \
-			e = -1;                                                      \
+#define N(file, field, opt, pres)                                            \
+	do {                                                                 \
+		hv_pool_file(rel, sizeof(rel), p->size_kb, np->node, file);  \
+		if ((opt ? read_u64_opt(s, rel, &np->field, pres)            \
+			 : hv_read_u64_report(s, rel, &np->field)) < 0)      \
+			e = -1;                                              \
 	} while (0)
 		N("nr_hugepages", total, 0, NULL);
 		N("free_hugepages", free, 0, NULL);
@@ -211,11 +204,12 @@ static void read_mounts(const struct hv_sys *s, struct hv_state *st)
 	fclose(f);
 }
 
-static void read_meminfo(const struct hv_sys *s, struct hv_state *st)
+void hv_meminfo_read(const struct hv_sys *s, struct hv_meminfo *mi)
 {
 	char path[PATH_MAX], line[256];
 	FILE *f;
 
+	memset(mi, 0, sizeof(*mi));
 	if (hv_path(s, path, sizeof(path), "/proc/meminfo") < 0)
 		return;
 	f = fopen(path, "re");
@@ -230,39 +224,49 @@ static void read_meminfo(const struct hv_sys *s, struct hv_state *st)
 		 * a page size of 0 or 2^60 kB must not reach a division. */
 		if (sscanf(line, "Hugepagesize: %31[0-9] kB", num) == 1) {
 			if (hv_parse_u64(num, &kb) == 0 && hv_pagesize_kb_ok(kb))
-				st->default_size_kb = kb;
+				mi->default_size_kb = kb;
 		} else if (sscanf(line, "MemTotal: %31[0-9] kB", num) == 1) {
 			if (hv_parse_u64(num, &kb) == 0)
-				st->memtotal_kb = kb;
+				mi->memtotal_kb = kb;
 		} else if (sscanf(line, "HugetlbVmemmapSaved: %lld kB", &v) == 1) {
-			st->has_meminfo_saved = true;
-			st->meminfo_saved_kb = v;
+			mi->has_saved = true;
+			mi->saved_kb = v;
 		}
 	}
 	fclose(f);
 }
 
-static void read_cmdline(const struct hv_sys *s, struct hv_state *st)
+bool hv_cmdline_param(const struct hv_sys *s, const char *name, char *val, size_t n)
 {
 	char buf[8192], *tok, *save = NULL;
+	size_t len = strlen(name);
+	bool found = false;
 
-	st->hvo_boot = HV_BOOT_ABSENT;
 	if (hv_read_str(s, "/proc/cmdline", buf, sizeof(buf)) < 0)
-		return;
+		return false;
 	for (tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
-		const char *v;
-
 		if (!strcmp(tok, "--"))
 			break; /* the rest goes to init */
-		if (strncmp(tok, "hugetlb_free_vmemmap=", 21))
+		if (strncmp(tok, name, len) || tok[len] != '=')
 			continue;
-		v = tok + 21;
-		/* kstrtobool() semantics, as the kernel parses it. */
-		if (!strcmp(v, "on") || v[0] == 'y' || v[0] == 'Y' || v[0] == '1')
-			st->hvo_boot = HV_BOOT_ON;
-		else if (!strcmp(v, "off") || v[0] == 'n' || v[0] == 'N' || v[0] == '0')
-			st->hvo_boot = HV_BOOT_OFF;
+		found = true; /* the last one wins, as in the kernel */
+		snprintf(val, n, "%s", tok + len + 1);
 	}
+	return found;
+}
+
+static void read_cmdline(const struct hv_sys *s, struct hv_state *st)
+{
+	char v[64];
+
+	st->hvo_boot = HV_BOOT_ABSENT;
+	if (!hv_cmdline_param(s, "hugetlb_free_vmemmap", v, sizeof(v)))
+		return;
+	/* kstrtobool() semantics, as the kernel parses it. */
+	if (!strcmp(v, "on") || v[0] == 'y' || v[0] == 'Y' || v[0] == '1')
+		st->hvo_boot = HV_BOOT_ON;
+	else if (!strcmp(v, "off") || v[0] == 'n' || v[0] == 'N' || v[0] == '0')
+		st->hvo_boot = HV_BOOT_OFF;
 }
 
 int hv_state_read(const struct hv_sys *s, struct hv_state *st)
@@ -276,14 +280,22 @@ int hv_state_read(const struct hv_sys *s, struct hv_state *st)
 	st->hvo_sysctl = -1;
 	if (read_nodes(s, st) < 0)
 		return -1;
-	read_meminfo(s, st);
+	{
+		struct hv_meminfo mi;
+
+		hv_meminfo_read(s, &mi);
+		st->default_size_kb = mi.default_size_kb;
+		st->memtotal_kb = mi.memtotal_kb;
+		st->has_meminfo_saved = mi.has_saved;
+		st->meminfo_saved_kb = mi.saved_kb;
+	}
 	read_cmdline(s, st);
 	if (hv_read_str(s, "/proc/sys/kernel/osrelease", st->osrelease,
 			sizeof(st->osrelease)) < 0)
 		st->osrelease[0] = '\0';
 	if (hv_exists(s, HV_SYSCTL_HVO)) {
 		st->hvo_supported = true;
-		if (read_u64_req(s, HV_SYSCTL_HVO, &v) < 0)
+		if (hv_read_u64_report(s, HV_SYSCTL_HVO, &v) < 0)
 			ret = -1;
 		else
 			st->hvo_sysctl = v ? 1 : 0;

@@ -4,6 +4,7 @@
 #define HVOCTL_POOLS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "size.h"
@@ -60,6 +61,24 @@ struct hv_state {
 #define HV_SYSCTL_HVO "/proc/sys/vm/hugetlb_optimize_vmemmap"
 #define HV_HP_DIR "/sys/kernel/mm/hugepages"
 #define HV_NODE_DIR "/sys/devices/system/node"
+
+/* Path of a file of one pool: node < 0 the global pool
+ * (/sys/kernel/mm/hugepages/hugepages-SIZEkB/FILE), else that node's. */
+void hv_pool_file(char *buf, size_t n, uint64_t size_kb, int node, const char *file);
+
+/* The figures of /proc/meminfo that hvoctl uses. */
+struct hv_meminfo {
+	uint64_t default_size_kb; /* Hugepagesize:, 0 unknown or no huge page size */
+	uint64_t memtotal_kb;     /* MemTotal:, 0 unknown */
+	bool has_saved;           /* HugetlbVmemmapSaved: present */
+	int64_t saved_kb;
+};
+/* Unreadable /proc/meminfo leaves everything unknown (zero). */
+void hv_meminfo_read(const struct hv_sys *s, struct hv_meminfo *mi);
+
+/* The value of the last "name=value" on the kernel command line before
+ * "--" (the kernel's rule; a bare "name" is ignored).  true if found. */
+bool hv_cmdline_param(const struct hv_sys *s, const char *name, char *val, size_t n);
 
 /* Read the whole state.  Prints errors; returns 0 or -1. */
 int hv_state_read(const struct hv_sys *s, struct hv_state *st);

@@ -1,48 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "pools.h"
 #include "reserve.h"
 #include "size.h"
 #include "util.h"
-
-static void rel_path(char *buf, size_t n, uint64_t size_kb, int node,
-		     const char *file)
-{
-	if (node < 0)
-		snprintf(buf, n, HV_HP_DIR "/hugepages-%llukB/%s",
-			 (unsigned long long)size_kb, file);
-	else
-		snprintf(buf, n, HV_NODE_DIR "/node%d/hugepages/hugepages-%llukB/%s",
-			 node, (unsigned long long)size_kb, file);
-}
-
-static int rd(const struct hv_sys *s, const char *rel, uint64_t *v)
-{
-	char full[PATH_MAX];
-	int e = hv_read_u64(s, rel, v);
-
-	if (e < 0) {
-		hv_path(s, full, sizeof(full), rel);
-		hv_err("read: %s: %s", full, e == -EINVAL ? "not a number" : strerror(-e));
-	}
-	return e;
-}
-
-static int wr(const struct hv_sys *s, const char *rel, uint64_t v, uint64_t *back)
-{
-	char full[PATH_MAX];
-	int e = hv_write_u64(s, rel, v, back);
-
-	if (e < 0) {
-		hv_path(s, full, sizeof(full), rel);
-		hv_err("write: %s: %llu: %s", full, (unsigned long long)v,
-		       e == -EINVAL ? "read back is not a number" : strerror(-e));
-	}
-	return e;
-}
 
 static void compact(const struct hv_sys *s, int node)
 {
@@ -61,14 +24,6 @@ static void compact(const struct hv_sys *s, int node)
 	}
 }
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-	while (ms && nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 int hv_reserve(const struct hv_sys *s, uint64_t size_kb, int node,
 	       uint64_t target, const struct hv_reserve_opts *o,
 	       struct hv_reserve_result *res)
@@ -83,11 +38,11 @@ int hv_reserve(const struct hv_sys *s, uint64_t size_kb, int node,
 		snprintf(where, sizeof(where), "%s pool", name);
 	else
 		snprintf(where, sizeof(where), "%s pool node %d", name, node);
-	rel_path(nr, sizeof(nr), size_kb, node, "nr_hugepages");
-	rel_path(fr, sizeof(fr), size_kb, node, "free_hugepages");
-	rel_path(gfree, sizeof(gfree), size_kb, -1, "free_hugepages");
-	rel_path(gresv, sizeof(gresv), size_kb, -1, "resv_hugepages");
-	if (rd(s, nr, &total) < 0 || rd(s, fr, &free) < 0)
+	hv_pool_file(nr, sizeof(nr), size_kb, node, "nr_hugepages");
+	hv_pool_file(fr, sizeof(fr), size_kb, node, "free_hugepages");
+	hv_pool_file(gfree, sizeof(gfree), size_kb, -1, "free_hugepages");
+	hv_pool_file(gresv, sizeof(gresv), size_kb, -1, "resv_hugepages");
+	if (hv_read_u64_report(s, nr, &total) < 0 || hv_read_u64_report(s, fr, &free) < 0)
 		return -1;
 	res->before = res->after = total;
 	/* Pages in use can never go; reserved pages are promised to a
@@ -97,7 +52,8 @@ int hv_reserve(const struct hv_sys *s, uint64_t size_kb, int node,
 	{
 		uint64_t gf, gr;
 
-		if (rd(s, gresv, &gr) < 0 || rd(s, gfree, &gf) < 0)
+		if (hv_read_u64_report(s, gresv, &gr) < 0 ||
+		    hv_read_u64_report(s, gfree, &gf) < 0)
 			return -1;
 		if (node < 0) {
 			res->floor = hv_add_sat(used, gr);
@@ -123,7 +79,7 @@ int hv_reserve(const struct hv_sys *s, uint64_t size_kb, int node,
 			return 0;
 		}
 		res->attempts++;
-		if (wr(s, nr, want, &back) < 0)
+		if (hv_write_u64_report(s, nr, want, &back) < 0)
 			return -1;
 		res->after = back;
 		if (back > target)
@@ -133,7 +89,7 @@ int hv_reserve(const struct hv_sys *s, uint64_t size_kb, int node,
 	/* Grow. */
 	for (unsigned attempt = 0;; attempt++) {
 		res->attempts++;
-		if (wr(s, nr, target, &back) < 0)
+		if (hv_write_u64_report(s, nr, target, &back) < 0)
 			return -1;
 		res->after = back;
 		if (back >= target || attempt >= o->retries)
@@ -146,12 +102,12 @@ int hv_reserve(const struct hv_sys *s, uint64_t size_kb, int node,
 			       attempt + 1, o->retries);
 		if (o->compact)
 			compact(s, node);
-		sleep_ms(o->delay_ms);
+		hv_sleep_ms(o->delay_ms);
 	}
 	if (res->after > target) {
 		/* Never leave more than asked (e.g. a racing writer). */
 		res->attempts++;
-		if (wr(s, nr, target, &back) < 0)
+		if (hv_write_u64_report(s, nr, target, &back) < 0)
 			return -1;
 		res->after = back;
 	}

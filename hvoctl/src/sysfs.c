@@ -11,6 +11,7 @@
 
 #include "size.h"
 #include "sysfs.h"
+#include "util.h"
 
 static hv_write_hook_fn write_hook;
 static void *write_hook_ctx;
@@ -258,4 +259,30 @@ oom:
 		hv_free_names(v);
 	}
 	return -ENOMEM;
+}
+
+int hv_read_u64_report(const struct hv_sys *s, const char *rel, uint64_t *v)
+{
+	char full[PATH_MAX];
+	int e = hv_read_u64(s, rel, v);
+
+	if (e < 0) {
+		hv_path(s, full, sizeof(full), rel);
+		hv_err("read: %s: %s", full, e == -EINVAL ? "not a number" : strerror(-e));
+	}
+	return e;
+}
+
+int hv_write_u64_report(const struct hv_sys *s, const char *rel, uint64_t val,
+			uint64_t *readback)
+{
+	char full[PATH_MAX];
+	int e = hv_write_u64(s, rel, val, readback);
+
+	if (e < 0) {
+		hv_path(s, full, sizeof(full), rel);
+		hv_err("write: %s: %llu: %s", full, (unsigned long long)val,
+		       e == -EINVAL ? "read back is not a number" : strerror(-e));
+	}
+	return e;
 }

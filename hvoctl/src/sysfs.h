@@ -44,6 +44,10 @@ int hv_read_str(const struct hv_sys *s, const char *rel, char *buf, size_t n);
 int hv_read_u64(const struct hv_sys *s, const char *rel, uint64_t *v);
 int hv_read_s64(const struct hv_sys *s, const char *rel, int64_t *v);
 
+/* hv_read_u64() that reports a failure ("read: PATH: not a number") on
+ * the diagnostic stream; same return values. */
+int hv_read_u64_report(const struct hv_sys *s, const char *rel, uint64_t *v);
+
 /* Write a string (no newline added).  0 or -errno. */
 int hv_write_str(const struct hv_sys *s, const char *rel, const char *val);
 /* Write a number and read the file back into *readback.  The caller
@@ -51,6 +55,10 @@ int hv_write_str(const struct hv_sys *s, const char *rel, const char *val);
  * legitimately reads back less than asked; a sysctl must not). */
 int hv_write_u64(const struct hv_sys *s, const char *rel, uint64_t val,
 		 uint64_t *readback);
+
+/* hv_write_u64() that reports a failure ("write: PATH: VALUE: why"). */
+int hv_write_u64_report(const struct hv_sys *s, const char *rel, uint64_t val,
+			uint64_t *readback);
 
 /* Names of entries in a directory that start with prefix, sorted,
  * returned in a NULL-terminated malloc'ed array (free with hv_free_names).

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
 #include <stdarg.h>
+#include <time.h>
 
 #include "util.h"
 
@@ -26,4 +28,21 @@ void hv_err(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', f);
 	fflush(f);
+}
+
+void hv_sleep_ms(unsigned long ms)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ms / 1000),
+			       .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (ms && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+long hv_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -23,6 +23,11 @@ FILE *hv_log(void);
 /* Prints "hvoctl: <formatted>\n" to the diagnostic stream. */
 void hv_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Sleep ms milliseconds, resuming after signals. */
+void hv_sleep_ms(unsigned long ms);
+/* Milliseconds on the monotonic clock. */
+long hv_now_ms(void);
+
 /* Checked arithmetic: return false on overflow (result then unspecified). */
 static inline bool hv_add(uint64_t a, uint64_t b, uint64_t *r)
 {

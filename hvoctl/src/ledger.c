@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The libvirt hook's ledger: run directory, host-wide lock, one entry file
+ * per guest, and pool writes journaled in the entry.  The rules for crash
+ * safety are in ledger.h and in hvoctl(8), section LIBVIRT HOOK.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "ledger.h"
+#include "util.h"
+
+const char *const hv_ledger_state_name[] = { "none", "preparing", "running",
+	"released", "growing" };
+
+/* ---------- logging: one line per decision, to syslog/journal ---------- */
+
+void hv_hlog(int prio, const char *fmt, ...)
+{
+	const char *file = getenv("HVOCTL_HOOK_LOG");
+	char line[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (file && *file) {
+		/* Tests and the acceptance test: append, one write per line. */
+		int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		size_t len = strlen(line);
+
+		if (fd >= 0) {
+			line[len] = '\n';
+			if (write(fd, line, len + 1) < 0) {
+				/* nowhere else to report */
+			}
+			close(fd);
+		}
+		return;
+	}
+	openlog("hvoctl-libvirt-hook", LOG_PID, LOG_DAEMON);
+	syslog(prio, "%s", line);
+	closelog();
+}
+
+void hv_herr(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	hv_err("libvirt-hook: %s", line);
+	hv_hlog(LOG_ERR, "%s", line);
+}
+
+/* ---------- run directory, lock ---------- */
+
+static int open_rundir(struct hv_ledger_dir *ld)
+{
+	struct stat st;
+
+	if (mkdir(ld->path, 0700) != 0 && errno != EEXIST) {
+		hv_herr("%s: cannot create: %s", ld->path, strerror(errno));
+		return -1;
+	}
+	ld->dirfd = open(ld->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ld->dirfd < 0) {
+		hv_herr("%s: %s", ld->path, strerror(errno));
+		return -1;
+	}
+	if (fstat(ld->dirfd, &st) != 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) != 0) {
+		hv_herr("%s: not owned by uid %u or writable by others; refusing to use it",
+		     ld->path, (unsigned)geteuid());
+		close(ld->dirfd);
+		ld->dirfd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/* Open the run directory and take the host-wide lock, with a timeout. */
+int hv_ledger_lock(struct hv_ledger_dir *ld)
+{
+	long timeout = ld->lock_timeout_ms, start = hv_now_ms();
+
+	if (open_rundir(ld) < 0)
+		return -1;
+	ld->lockfd = openat(ld->dirfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (ld->lockfd < 0) {
+		hv_herr("%s/lock: %s", ld->path, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		if (flock(ld->lockfd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			hv_herr("%s/lock: %s", ld->path, strerror(errno));
+			return -1;
+		}
+		if (hv_now_ms() - start >= timeout) {
+			hv_herr("%s/lock: still held by another hvoctl after %ld ms; giving up",
+			     ld->path, timeout);
+			return -1;
+		}
+		hv_sleep_ms(5);
+	}
+}
+
+void hv_ledger_unlock(struct hv_ledger_dir *ld)
+{
+	if (ld->lockfd >= 0)
+		close(ld->lockfd); /* drops the flock */
+	ld->lockfd = -1;
+	if (ld->dirfd >= 0)
+		close(ld->dirfd);
+	ld->dirfd = -1;
+}
+
+/* ---------- entries on disk ---------- */
+
+static void ledger_fname(const char *uuid, char *buf, size_t n)
+{
+	snprintf(buf, n, "guest-%s.ledger", uuid);
+}
+
+static void hex_encode(const char *s, char *out, size_t n)
+{
+	static const char hx[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (; *s && o + 3 <= n; s++) {
+		out[o++] = hx[(unsigned char)*s >> 4];
+		out[o++] = hx[(unsigned char)*s & 15];
+	}
+	out[o < n ? o : n - 1] = '\0';
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+static int hex_decode(const char *s, char *out, size_t n)
+{
+	size_t o = 0;
+
+	for (; s[0] && s[1]; s += 2) {
+		int a = hexval(s[0]), b = hexval(s[1]);
+
+		if (a < 0 || b < 0 || (a == 0 && b == 0) || o + 1 >= n)
+			return -1;
+		out[o++] = (char)(a << 4 | b);
+	}
+	out[o] = '\0';
+	return *s ? -1 : 0;
+}
+
+int hv_ledger_write(struct hv_ledger_dir *ld, const struct hv_ledger *l)
+{
+	char fn[96], tmp[112], nsbuf[1024], hexname[sizeof(l->name) * 2 + 1];
+	const struct hv_ledger_pending *pd = &l->pend;
+	FILE *f;
+	int fd;
+
+	ledger_fname(l->uuid, fn, sizeof(fn));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", fn);
+	fd = openat(ld->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		hv_herr("%s/%s: %s", ld->path, tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	hex_encode(l->name, hexname, sizeof(hexname));
+	fprintf(f, "hvokit-ledger 2\nuuid %s\nname %s\ntruncated %d\nstate %s\n",
+		l->uuid, hexname[0] ? hexname : "-", l->name_truncated, hv_ledger_state_name[l->state]);
+	if (l->state == HV_LS_GROWING)
+		fprintf(f, "was %s\n", hv_ledger_state_name[l->was]);
+	fprintf(f, "time %" PRId64 "\n", l->time);
+	for (size_t i = 0; i < l->n_need; i++) {
+		hv_nodeset_format(&l->need[i].nodes, nsbuf, sizeof(nsbuf));
+		fprintf(f, "need %" PRIu64 " %s %s %" PRIu64 "\n", l->need[i].size_kb,
+			l->need[i].strict ? "strict" : "any", nsbuf, l->need[i].pages);
+	}
+	for (size_t i = 0; i < l->n_add; i++)
+		fprintf(f, "added %" PRIu64 " %d %" PRIu64 "\n", l->add[i].size_kb,
+			l->add[i].node, l->add[i].pages);
+	if (pd->set) {
+		fprintf(f, "pending %" PRIu64 " %d %" PRIu64 " %" PRIu64 "\n", pd->size_kb,
+			pd->node, pd->before, pd->target);
+		for (size_t i = 0; i < pd->n_nodes; i++)
+			fprintf(f, "pendnode %d %" PRIu64 "\n", pd->nodes[i], pd->node_before[i]);
+	}
+	if (fflush(f) != 0 || ferror(f) || fclose(f) != 0) {
+		hv_herr("%s/%s: write failed", ld->path, tmp);
+		unlinkat(ld->dirfd, tmp, 0);
+		return -1;
+	}
+	if (renameat(ld->dirfd, tmp, ld->dirfd, fn) != 0) {
+		hv_herr("%s/%s: %s", ld->path, fn, strerror(errno));
+		unlinkat(ld->dirfd, tmp, 0);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_state(const char *s)
+{
+	for (int i = HV_LS_PREPARING; i <= HV_LS_GROWING; i++)
+		if (!strcmp(s, hv_ledger_state_name[i]))
+			return i;
+	return -1;
+}
+
+/* 1: read, 0: no entry, -1: unreadable or malformed (logged). */
+int hv_ledger_read(struct hv_ledger_dir *ld, const char *uuid, struct hv_ledger *l)
+{
+	char fn[96], buf[HV_LEDGER_MAX_BYTES + 1], *line, *save = NULL;
+	ssize_t n;
+	size_t len = 0;
+	int fd;
+
+	memset(l, 0, sizeof(*l));
+	l->state = HV_LS_PREPARING;
+	ledger_fname(uuid, fn, sizeof(fn));
+	fd = openat(ld->dirfd, fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		hv_hlog(LOG_ERR, "ledger %s/%s: %s", ld->path, fn, strerror(errno));
+		return -1;
+	}
+	while (len < HV_LEDGER_MAX_BYTES && (n = read(fd, buf + len, HV_LEDGER_MAX_BYTES - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char a[1100], c[1100], d[64];
+		unsigned long long x, y, z;
+		long long t;
+		int node;
+
+		if (sscanf(line, "uuid %36s", a) == 1) {
+			memcpy(l->uuid, a, sizeof(l->uuid) - 1);
+			l->uuid[sizeof(l->uuid) - 1] = '\0';
+		} else if (sscanf(line, "name %1099s", a) == 1) {
+			if (strcmp(a, "-") && hex_decode(a, l->name, sizeof(l->name)) < 0)
+				goto bad;
+		} else if (sscanf(line, "truncated %d", &node) == 1) {
+			l->name_truncated = node != 0;
+		} else if (sscanf(line, "state %63s", d) == 1) {
+			if ((l->state = parse_state(d)) < 0)
+				goto bad;
+		} else if (sscanf(line, "was %63s", d) == 1) {
+			if (strcmp(d, "none") && (l->was = parse_state(d)) < 0)
+				goto bad;
+		} else if (sscanf(line, "time %lld", &t) == 1) {
+			l->time = t;
+		} else if (sscanf(line, "need %llu %63s %1099s %llu", &x, d, c, &y) == 4) {
+			struct hv_demand_item *it;
+
+			if (l->n_need >= HV_DOM_MAX_DEMANDS)
+				goto bad;
+			it = &l->need[l->n_need++];
+			memset(it, 0, sizeof(*it));
+			it->size_kb = x;
+			it->pages = y;
+			it->strict = !strcmp(d, "strict");
+			if (it->strict && hv_nodeset_parse(c, &it->nodes) < 0)
+				goto bad;
+		} else if (sscanf(line, "added %llu %d %llu", &x, &node, &y) == 3) {
+			if (l->n_add >= HV_LEDGER_MAX_ADDS)
+				goto bad;
+			l->add[l->n_add++] = (struct hv_ledger_add){ x, node, y };
+		} else if (sscanf(line, "pending %llu %d %llu %llu", &x, &node, &y, &z) == 4) {
+			l->pend.set = true;
+			l->pend.size_kb = x;
+			l->pend.node = node;
+			l->pend.before = y;
+			l->pend.target = z;
+		} else if (sscanf(line, "pendnode %d %llu", &node, &y) == 2) {
+			if (l->pend.n_nodes >= HV_MAX_NODES)
+				goto bad;
+			l->pend.nodes[l->pend.n_nodes] = node;
+			l->pend.node_before[l->pend.n_nodes++] = y;
+		} else if (strcmp(line, "hvokit-ledger 1") && strcmp(line, "hvokit-ledger 2")) {
+			goto bad;
+		}
+	}
+	if (strcmp(l->uuid, uuid))
+		goto bad;
+	return 1;
+bad:
+	hv_hlog(LOG_ERR, "ledger %s/%s: malformed; ignoring it", ld->path, fn);
+	return -1;
+}
+
+void hv_ledger_remove(struct hv_ledger_dir *ld, const char *uuid)
+{
+	char fn[96];
+
+	ledger_fname(uuid, fn, sizeof(fn));
+	if (unlinkat(ld->dirfd, fn, 0) != 0 && errno != ENOENT)
+		hv_hlog(LOG_ERR, "ledger %s/%s: %s", ld->path, fn, strerror(errno));
+}
+
+/* UUIDs of all ledger entries (malloc'ed array of 37-byte strings). */
+static size_t ledger_list(struct hv_ledger_dir *ld, char (**out)[37])
+{
+	int fd = dup(ld->dirfd);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	char (*v)[37] = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+
+	*out = NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	rewinddir(dir);
+	while ((de = readdir(dir))) {
+		char u[37];
+		size_t len = strlen(de->d_name);
+
+		if (len != 6 + 36 + 7 || strncmp(de->d_name, "guest-", 6) ||
+		    strcmp(de->d_name + 42, ".ledger"))
+			continue;
+		memcpy(u, de->d_name + 6, 36);
+		u[36] = '\0';
+		if (hv_uuid_canon(u, u) < 0 || strncmp(u, de->d_name + 6, 36))
+			continue;
+		if (n == cap) {
+			void *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		memcpy(v[n++], u, 37);
+	}
+	closedir(dir);
+	*out = v;
+	return n;
+}
+
+/* ---------- pages added, pool writes with an intent ---------- */
+
+int hv_ledger_add(struct hv_ledger *l, uint64_t size_kb, int node, uint64_t pages)
+{
+	if (pages == 0)
+		return 0;
+	for (size_t i = 0; i < l->n_add; i++)
+		if (l->add[i].size_kb == size_kb && l->add[i].node == node) {
+			l->add[i].pages = hv_add_sat(l->add[i].pages, pages);
+			return 0;
+		}
+	if (l->n_add >= HV_LEDGER_MAX_ADDS)
+		return -1;
+	l->add[l->n_add++] = (struct hv_ledger_add){ size_kb, node, pages };
+	return 0;
+}
+
+void hv_ledger_sub(struct hv_ledger *l, uint64_t size_kb, int node, uint64_t pages)
+{
+	for (size_t i = 0; i < l->n_add; i++) {
+		struct hv_ledger_add *a = &l->add[i];
+
+		if (a->size_kb != size_kb || a->node != node)
+			continue;
+		a->pages -= pages < a->pages ? pages : a->pages;
+		if (a->pages == 0)
+			memmove(a, a + 1, (l->n_add-- - i - 1) * sizeof(*a));
+		return;
+	}
+}
+
+uint64_t hv_ledger_added(const struct hv_ledger *l, uint64_t size_kb, int node)
+{
+	for (size_t i = 0; i < l->n_add; i++)
+		if (l->add[i].size_kb == size_kb && l->add[i].node == node)
+			return l->add[i].pages;
+	return 0;
+}
+
+uint64_t hv_ledger_added_total(const struct hv_ledger *l)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < l->n_add; i++)
+		t = hv_add_sat(t, l->add[i].pages);
+	return t;
+}
+
+/*
+ * Settle l's pending pool write: what the pool holds now against what it
+ * held before, never more than was asked, is added to (growth) or taken
+ * from (shrink) the entry's records.  The same code runs right after the
+ * write and, for a hook killed around it, in the next holder of the lock,
+ * so both reach the same records.  -1 (intent kept) if a count is unreadable.
+ */
+static int settle(struct hv_ledger_dir *ld, struct hv_ledger *l)
+{
+	struct hv_ledger_pending *pd = &l->pend;
+	uint64_t now[HV_MAX_NODES];
+	size_t n = pd->n_nodes ? pd->n_nodes : 1;
+	char rel[256];
+
+	if (!pd->set)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		hv_pool_file(rel, sizeof(rel), pd->size_kb,
+			     pd->n_nodes ? pd->nodes[i] : pd->node, "nr_hugepages");
+		if (hv_read_u64(ld->sys, rel, &now[i]) < 0) {
+			hv_hlog(LOG_ERR, "ledger of %s: cannot read %s; the pool write stays "
+			     "pending", l->uuid, rel);
+			return -1;
+		}
+	}
+	if (pd->target > pd->before) {
+		uint64_t room = pd->target - pd->before;
+
+		for (size_t i = 0; i < n; i++) {
+			uint64_t b = pd->n_nodes ? pd->node_before[i] : pd->before;
+			uint64_t got = now[i] > b ? now[i] - b : 0;
+
+			if (got > room)
+				got = room;
+			room -= got;
+			if (hv_ledger_add(l, pd->size_kb, pd->n_nodes ? pd->nodes[i] : pd->node,
+				       got) < 0) {
+				hv_hlog(LOG_ERR, "ledger of %s: too many records", l->uuid);
+				return -1;
+			}
+		}
+	} else {
+		uint64_t gone = now[0] < pd->before ? pd->before - now[0] : 0;
+
+		if (gone > pd->before - pd->target)
+			gone = pd->before - pd->target;
+		hv_ledger_sub(l, pd->size_kb, pd->node, gone);
+	}
+	pd->set = false;
+	return 0;
+}
+
+/*
+ * Bring one pool (node < 0: the global count) to target: intent on disk
+ * first, then the write, then the settled records on disk.  Refuses to
+ * start while an earlier intent is unsettled (the disk must keep it).
+ */
+int hv_ledger_pool_write(struct hv_ledger_dir *ld, struct hv_ledger *l,
+			 struct hv_state *st, struct hv_pool *p, int node,
+			 uint64_t target, struct hv_reserve_result *r)
+{
+	struct hv_reserve_opts ro = ld->ropts;
+	struct hv_ledger_pending *pd = &l->pend;
+	int ni = node >= 0 ? hv_state_node_index(st, node) : -1, rc;
+
+	memset(r, 0, sizeof(*r));
+	if (pd->set || (node >= 0 && ni < 0) || hv_pool_reread(ld->sys, st, p) < 0)
+		return -1;
+	memset(pd, 0, sizeof(*pd));
+	pd->set = true;
+	pd->size_kb = p->size_kb;
+	pd->node = node;
+	pd->before = node >= 0 ? p->nodes[ni].total : p->total;
+	pd->target = target;
+	if (node < 0 && target > pd->before)
+		for (size_t i = 0; i < p->n_nodes; i++) {
+			pd->nodes[pd->n_nodes] = p->nodes[i].node;
+			pd->node_before[pd->n_nodes++] = p->nodes[i].total;
+		}
+	if (hv_ledger_write(ld, l) < 0) {
+		pd->set = false;
+		return -1;
+	}
+	ro.quiet = true;
+	rc = hv_reserve(ld->sys, p->size_kb, node, target, &ro, r);
+	if (settle(ld, l) < 0)
+		return -1;
+	if (hv_ledger_write(ld, l) < 0)
+		rc = -1; /* the disk holds the intent: the next hook settles it */
+	if (hv_pool_reread(ld->sys, st, p) < 0)
+		rc = -1;
+	return rc;
+}
+
+/* ---------- all entries, repaired ---------- */
+
+/* Repair what a dead hook left in l: settle its pending write, and put a
+ * "growing" entry back to its state before (a new entry becomes released,
+ * so that its pages are given back).  Called with the lock held. */
+static void recover_entry(struct hv_ledger_dir *ld, struct hv_ledger *l)
+{
+	bool dirty = false;
+
+	if (l->pend.set) {
+		if (settle(ld, l) < 0)
+			return;
+		hv_hlog(LOG_WARNING, "ledger of %s: a hook died during a pool write; settled "
+		     "(%" PRIu64 " pages recorded as added)", l->uuid, hv_ledger_added_total(l));
+		dirty = true;
+	}
+	if (l->state == HV_LS_GROWING) {
+		l->state = l->was != HV_LS_NONE ? l->was : HV_LS_RELEASED;
+		l->was = HV_LS_NONE;
+		if (l->state == HV_LS_RELEASED)
+			l->n_need = 0;
+		hv_hlog(LOG_WARNING, "ledger of %s: a prepare died; entry %s", l->uuid,
+		     hv_ledger_state_name[l->state]);
+		dirty = true;
+	}
+	if (dirty)
+		hv_ledger_write(ld, l);
+}
+
+/* Every entry, repaired; *n_out entries (malloc'ed, may be NULL). */
+struct hv_ledger *hv_ledger_load_all(struct hv_ledger_dir *ld, size_t *n_out)
+{
+	char (*ids)[37];
+	size_t n = ledger_list(ld, &ids), k = 0;
+	struct hv_ledger *v = n ? calloc(n, sizeof(*v)) : NULL;
+
+	for (size_t i = 0; v && i < n; i++) {
+		if (hv_ledger_read(ld, ids[i], &v[k]) != 1)
+			continue;
+		recover_entry(ld, &v[k]);
+		k++;
+	}
+	free(ids);
+	*n_out = k;
+	return v;
+}
+
+bool hv_ledger_is_promise(const struct hv_ledger *l, int64_t now)
+{
+	return l->state == HV_LS_PREPARING && now - l->time <= HV_LEDGER_PROMISE_TTL;
+}
