@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#define HVOCTL_VERSION "0.1.0"
+#define HVOCTL_VERSION "0.2.0"
 
 /* The whole program: parses argv, runs a subcommand, writes results to out
  * and diagnostics to hv_log().  Returns the exit code (HV_EXIT_*). */

@@ -839,33 +839,9 @@ static bool valid_utf8(const char *xml, size_t len, unsigned long *line)
 	*line = 1;
 	for (size_t i = 0; i < len;) {
 		uint32_t c;
-		size_t n;
+		size_t n = hv_utf8_next(s + i, len - i, &c);
 
-		if (s[i] < 0x80) {
-			c = s[i];
-			n = 1;
-		} else if ((s[i] & 0xe0) == 0xc0) {
-			c = s[i] & 0x1f;
-			n = 2;
-		} else if ((s[i] & 0xf0) == 0xe0) {
-			c = s[i] & 0x0f;
-			n = 3;
-		} else if ((s[i] & 0xf8) == 0xf0) {
-			c = s[i] & 0x07;
-			n = 4;
-		} else {
-			return false;
-		}
-		if (n > len - i)
-			return false;
-		for (size_t k = 1; k < n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			c = c << 6 | (s[i + k] & 0x3f);
-		}
-		/* No overlong forms, no surrogates, only XML characters. */
-		if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) || (n == 4 && c < 0x10000) ||
-		    !xml_char(c))
+		if (!n || !xml_char(c))
 			return false;
 		*line += c == '\n';
 		i += n;

@@ -17,6 +17,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "ledger.h"
 #include "util.h"
 
@@ -175,10 +177,114 @@ static int hex_decode(const char *s, char *out, size_t n)
 	return *s ? -1 : 0;
 }
 
+static json_object *jnum(uint64_t v)
+{
+	return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
+}
+
+static int add_need(struct hv_ledger *l, uint64_t size_kb, bool strict, const char *nodes,
+		    uint64_t pages)
+{
+	struct hv_demand_item *it;
+
+	if (l->n_need >= HV_DOM_MAX_DEMANDS)
+		return -1;
+	it = &l->need[l->n_need++];
+	memset(it, 0, sizeof(*it));
+	it->size_kb = size_kb;
+	it->pages = pages;
+	it->strict = strict;
+	return strict ? hv_nodeset_parse(nodes, &it->nodes) : 0;
+}
+
+static int add_pendnode(struct hv_ledger *l, int node, uint64_t before)
+{
+	struct hv_ledger_pending *pd = &l->pend;
+
+	if (pd->n_nodes >= HV_MAX_NODES)
+		return -1;
+	pd->nodes[pd->n_nodes] = node;
+	pd->node_before[pd->n_nodes++] = before;
+	return 0;
+}
+
+/* The entry as JSON (format 3). */
+static json_object *ledger_json(const struct hv_ledger *l)
+{
+	const struct hv_ledger_pending *pd = &l->pend;
+	json_object *o = json_object_new_object(), *a;
+	char nsbuf[1024];
+	uint32_t c;
+	bool utf8 = true;
+
+	for (size_t i = 0, len = strlen(l->name), k; i < len && utf8; i += k)
+		utf8 = (k = hv_utf8_next((const unsigned char *)l->name + i, len - i, &c)) != 0;
+	json_object_object_add(o, "format", json_object_new_string("hvokit-ledger"));
+	json_object_object_add(o, "version", json_object_new_int(3));
+	json_object_object_add(o, "uuid", json_object_new_string(l->uuid));
+	if (utf8) {
+		json_object_object_add(o, "name", json_object_new_string(l->name));
+	} else {
+		char hexname[sizeof(l->name) * 2 + 1];
+
+		hex_encode(l->name, hexname, sizeof(hexname));
+		json_object_object_add(o, "name_hex", json_object_new_string(hexname));
+	}
+	json_object_object_add(o, "name_truncated", json_object_new_boolean(l->name_truncated));
+	json_object_object_add(o, "state",
+			       json_object_new_string(hv_ledger_state_name[l->state]));
+	if (l->state == HV_LS_GROWING)
+		json_object_object_add(o, "was",
+				       json_object_new_string(hv_ledger_state_name[l->was]));
+	json_object_object_add(o, "time", json_object_new_int64(l->time));
+	a = json_object_new_array();
+	for (size_t i = 0; i < l->n_need; i++) {
+		json_object *n = json_object_new_object();
+
+		hv_nodeset_format(&l->need[i].nodes, nsbuf, sizeof(nsbuf));
+		json_object_object_add(n, "size_kb", jnum(l->need[i].size_kb));
+		json_object_object_add(n, "strict", json_object_new_boolean(l->need[i].strict));
+		json_object_object_add(n, "nodes", json_object_new_string(nsbuf));
+		json_object_object_add(n, "pages", jnum(l->need[i].pages));
+		json_object_array_add(a, n);
+	}
+	json_object_object_add(o, "need", a);
+	a = json_object_new_array();
+	for (size_t i = 0; i < l->n_add; i++) {
+		json_object *n = json_object_new_object();
+
+		json_object_object_add(n, "size_kb", jnum(l->add[i].size_kb));
+		json_object_object_add(n, "node", json_object_new_int(l->add[i].node));
+		json_object_object_add(n, "pages", jnum(l->add[i].pages));
+		json_object_array_add(a, n);
+	}
+	json_object_object_add(o, "added", a);
+	if (pd->set) {
+		json_object *pj = json_object_new_object();
+
+		json_object_object_add(pj, "size_kb", jnum(pd->size_kb));
+		json_object_object_add(pj, "node", json_object_new_int(pd->node));
+		json_object_object_add(pj, "before", jnum(pd->before));
+		json_object_object_add(pj, "target", jnum(pd->target));
+		a = json_object_new_array();
+		for (size_t i = 0; i < pd->n_nodes; i++) {
+			json_object *n = json_object_new_object();
+
+			json_object_object_add(n, "node", json_object_new_int(pd->nodes[i]));
+			json_object_object_add(n, "before", jnum(pd->node_before[i]));
+			json_object_array_add(a, n);
+		}
+		json_object_object_add(pj, "nodes", a);
+		json_object_object_add(o, "pending", pj);
+	}
+	return o;
+}
+
 int hv_ledger_write(struct hv_ledger_dir *ld, const struct hv_ledger *l)
 {
-	char fn[96], tmp[112], nsbuf[1024], hexname[sizeof(l->name) * 2 + 1];
-	const struct hv_ledger_pending *pd = &l->pend;
+	char fn[96], tmp[112];
+	json_object *o;
+	const char *text;
 	FILE *f;
 	int fd;
 
@@ -192,31 +298,18 @@ int hv_ledger_write(struct hv_ledger_dir *ld, const struct hv_ledger *l)
 			close(fd);
 		return -1;
 	}
-	hex_encode(l->name, hexname, sizeof(hexname));
-	fprintf(f, "hvokit-ledger 2\nuuid %s\nname %s\ntruncated %d\nstate %s\n",
-		l->uuid, hexname[0] ? hexname : "-", l->name_truncated, hv_ledger_state_name[l->state]);
-	if (l->state == HV_LS_GROWING)
-		fprintf(f, "was %s\n", hv_ledger_state_name[l->was]);
-	fprintf(f, "time %" PRId64 "\n", l->time);
-	for (size_t i = 0; i < l->n_need; i++) {
-		hv_nodeset_format(&l->need[i].nodes, nsbuf, sizeof(nsbuf));
-		fprintf(f, "need %" PRIu64 " %s %s %" PRIu64 "\n", l->need[i].size_kb,
-			l->need[i].strict ? "strict" : "any", nsbuf, l->need[i].pages);
-	}
-	for (size_t i = 0; i < l->n_add; i++)
-		fprintf(f, "added %" PRIu64 " %d %" PRIu64 "\n", l->add[i].size_kb,
-			l->add[i].node, l->add[i].pages);
-	if (pd->set) {
-		fprintf(f, "pending %" PRIu64 " %d %" PRIu64 " %" PRIu64 "\n", pd->size_kb,
-			pd->node, pd->before, pd->target);
-		for (size_t i = 0; i < pd->n_nodes; i++)
-			fprintf(f, "pendnode %d %" PRIu64 "\n", pd->nodes[i], pd->node_before[i]);
-	}
-	if (fflush(f) != 0 || ferror(f) || fclose(f) != 0) {
+	o = ledger_json(l);
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+					      JSON_C_TO_STRING_SPACED |
+					      JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!text || fprintf(f, "%s\n", text) < 0 || fflush(f) != 0 || ferror(f) ||
+	    fclose(f) != 0) {
+		json_object_put(o);
 		hv_herr("%s/%s: write failed", ld->path, tmp);
 		unlinkat(ld->dirfd, tmp, 0);
 		return -1;
 	}
+	json_object_put(o);
 	if (renameat(ld->dirfd, tmp, ld->dirfd, fn) != 0) {
 		hv_herr("%s/%s: %s", ld->path, fn, strerror(errno));
 		unlinkat(ld->dirfd, tmp, 0);
@@ -233,28 +326,12 @@ static int parse_state(const char *s)
 	return -1;
 }
 
-/* 1: read, 0: no entry, -1: unreadable or malformed (logged). */
-int hv_ledger_read(struct hv_ledger_dir *ld, const char *uuid, struct hv_ledger *l)
+/* Format 1 and 2, the line format of hvoctl before 0.2: read so that an
+ * upgrade while guests run keeps their entries.  0 or -1 (malformed). */
+static int ledger_parse_text(char *buf, struct hv_ledger *l)
 {
-	char fn[96], buf[HV_LEDGER_MAX_BYTES + 1], *line, *save = NULL;
-	ssize_t n;
-	size_t len = 0;
-	int fd;
+	char *line, *save = NULL;
 
-	memset(l, 0, sizeof(*l));
-	l->state = HV_LS_PREPARING;
-	ledger_fname(uuid, fn, sizeof(fn));
-	fd = openat(ld->dirfd, fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		hv_hlog(LOG_ERR, "ledger %s/%s: %s", ld->path, fn, strerror(errno));
-		return -1;
-	}
-	while (len < HV_LEDGER_MAX_BYTES && (n = read(fd, buf + len, HV_LEDGER_MAX_BYTES - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	buf[len] = '\0';
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char a[1100], c[1100], d[64];
 		unsigned long long x, y, z;
@@ -266,32 +343,23 @@ int hv_ledger_read(struct hv_ledger_dir *ld, const char *uuid, struct hv_ledger 
 			l->uuid[sizeof(l->uuid) - 1] = '\0';
 		} else if (sscanf(line, "name %1099s", a) == 1) {
 			if (strcmp(a, "-") && hex_decode(a, l->name, sizeof(l->name)) < 0)
-				goto bad;
+				return -1;
 		} else if (sscanf(line, "truncated %d", &node) == 1) {
 			l->name_truncated = node != 0;
 		} else if (sscanf(line, "state %63s", d) == 1) {
 			if ((l->state = parse_state(d)) < 0)
-				goto bad;
+				return -1;
 		} else if (sscanf(line, "was %63s", d) == 1) {
 			if (strcmp(d, "none") && (l->was = parse_state(d)) < 0)
-				goto bad;
+				return -1;
 		} else if (sscanf(line, "time %lld", &t) == 1) {
 			l->time = t;
 		} else if (sscanf(line, "need %llu %63s %1099s %llu", &x, d, c, &y) == 4) {
-			struct hv_demand_item *it;
-
-			if (l->n_need >= HV_DOM_MAX_DEMANDS)
-				goto bad;
-			it = &l->need[l->n_need++];
-			memset(it, 0, sizeof(*it));
-			it->size_kb = x;
-			it->pages = y;
-			it->strict = !strcmp(d, "strict");
-			if (it->strict && hv_nodeset_parse(c, &it->nodes) < 0)
-				goto bad;
+			if (add_need(l, x, !strcmp(d, "strict"), c, y) < 0)
+				return -1;
 		} else if (sscanf(line, "added %llu %d %llu", &x, &node, &y) == 3) {
 			if (l->n_add >= HV_LEDGER_MAX_ADDS)
-				goto bad;
+				return -1;
 			l->add[l->n_add++] = (struct hv_ledger_add){ x, node, y };
 		} else if (sscanf(line, "pending %llu %d %llu %llu", &x, &node, &y, &z) == 4) {
 			l->pend.set = true;
@@ -300,20 +368,161 @@ int hv_ledger_read(struct hv_ledger_dir *ld, const char *uuid, struct hv_ledger 
 			l->pend.before = y;
 			l->pend.target = z;
 		} else if (sscanf(line, "pendnode %d %llu", &node, &y) == 2) {
-			if (l->pend.n_nodes >= HV_MAX_NODES)
-				goto bad;
-			l->pend.nodes[l->pend.n_nodes] = node;
-			l->pend.node_before[l->pend.n_nodes++] = y;
+			if (add_pendnode(l, node, y) < 0)
+				return -1;
 		} else if (strcmp(line, "hvokit-ledger 1") && strcmp(line, "hvokit-ledger 2")) {
-			goto bad;
+			return -1;
 		}
 	}
-	if (strcmp(l->uuid, uuid))
-		goto bad;
+	return 0;
+}
+
+/* Typed members of a JSON object; false if absent or of another type. */
+static bool jget(json_object *o, const char *key, json_type t, json_object **v)
+{
+	return json_object_object_get_ex(o, key, v) && json_object_is_type(*v, t);
+}
+
+static bool ju64(json_object *o, const char *key, uint64_t *v)
+{
+	json_object *n;
+
+	if (!jget(o, key, json_type_int, &n) || json_object_get_int64(n) < 0)
+		return false;
+	*v = (uint64_t)json_object_get_int64(n);
+	return true;
+}
+
+static bool jint(json_object *o, const char *key, int *v)
+{
+	json_object *n;
+	int64_t x;
+
+	if (!jget(o, key, json_type_int, &n))
+		return false;
+	x = json_object_get_int64(n);
+	if (x < -1 || x > HV_MAX_NODE_ID)
+		return false;
+	*v = (int)x;
+	return true;
+}
+
+static bool jstate(json_object *o, const char *key, int *v)
+{
+	json_object *n;
+
+	return jget(o, key, json_type_string, &n) &&
+	       (*v = parse_state(json_object_get_string(n))) >= 0;
+}
+
+/* Format 3: JSON.  0 or -1 (malformed). */
+static int ledger_parse_json(const char *buf, struct hv_ledger *l)
+{
+	json_object *o = json_tokener_parse(buf), *v, *a;
+	int ret = -1;
+
+	if (!o || !json_object_is_type(o, json_type_object) ||
+	    !jget(o, "format", json_type_string, &v) ||
+	    strcmp(json_object_get_string(v), "hvokit-ledger") ||
+	    !jget(o, "version", json_type_int, &v) || json_object_get_int(v) != 3 ||
+	    !jget(o, "uuid", json_type_string, &v) ||
+	    json_object_get_string_len(v) != 36)
+		goto out;
+	memcpy(l->uuid, json_object_get_string(v), 37);
+	if (jget(o, "name", json_type_string, &v)) {
+		if ((size_t)json_object_get_string_len(v) >= sizeof(l->name))
+			goto out;
+		memcpy(l->name, json_object_get_string(v),
+		       (size_t)json_object_get_string_len(v) + 1);
+	} else if (jget(o, "name_hex", json_type_string, &v) &&
+		   hex_decode(json_object_get_string(v), l->name, sizeof(l->name)) < 0) {
+		goto out;
+	}
+	if (jget(o, "name_truncated", json_type_boolean, &v))
+		l->name_truncated = json_object_get_boolean(v);
+	if (!jstate(o, "state", &l->state))
+		goto out;
+	if (jget(o, "was", json_type_string, &v) && strcmp(json_object_get_string(v), "none") &&
+	    !jstate(o, "was", &l->was))
+		goto out;
+	if (!jget(o, "time", json_type_int, &v))
+		goto out;
+	l->time = json_object_get_int64(v);
+	if (jget(o, "need", json_type_array, &a))
+		for (size_t i = 0; i < json_object_array_length(a); i++) {
+			json_object *n = json_object_array_get_idx(a, i), *strict, *nodes;
+			uint64_t kb, pages;
+
+			if (!ju64(n, "size_kb", &kb) || !ju64(n, "pages", &pages) ||
+			    !jget(n, "strict", json_type_boolean, &strict) ||
+			    !jget(n, "nodes", json_type_string, &nodes) ||
+			    add_need(l, kb, json_object_get_boolean(strict),
+				     json_object_get_string(nodes), pages) < 0)
+				goto out;
+		}
+	if (jget(o, "added", json_type_array, &a))
+		for (size_t i = 0; i < json_object_array_length(a); i++) {
+			json_object *n = json_object_array_get_idx(a, i);
+			struct hv_ledger_add ad;
+
+			if (l->n_add >= HV_LEDGER_MAX_ADDS || !ju64(n, "size_kb", &ad.size_kb) ||
+			    !jint(n, "node", &ad.node) || !ju64(n, "pages", &ad.pages))
+				goto out;
+			l->add[l->n_add++] = ad;
+		}
+	if (json_object_object_get_ex(o, "pending", &v)) {
+		struct hv_ledger_pending *pd = &l->pend;
+
+		if (!ju64(v, "size_kb", &pd->size_kb) || !jint(v, "node", &pd->node) ||
+		    !ju64(v, "before", &pd->before) || !ju64(v, "target", &pd->target))
+			goto out;
+		pd->set = true;
+		if (jget(v, "nodes", json_type_array, &a))
+			for (size_t i = 0; i < json_object_array_length(a); i++) {
+				json_object *n = json_object_array_get_idx(a, i);
+				uint64_t before;
+				int node;
+
+				if (!jint(n, "node", &node) || !ju64(n, "before", &before) ||
+				    add_pendnode(l, node, before) < 0)
+					goto out;
+			}
+	}
+	ret = 0;
+out:
+	json_object_put(o);
+	return ret;
+}
+
+/* 1: read, 0: no entry, -1: unreadable or malformed (logged). */
+int hv_ledger_read(struct hv_ledger_dir *ld, const char *uuid, struct hv_ledger *l)
+{
+	char fn[96], buf[HV_LEDGER_MAX_BYTES + 1];
+	ssize_t n;
+	size_t len = 0;
+	int fd, e;
+
+	memset(l, 0, sizeof(*l));
+	l->state = HV_LS_PREPARING;
+	ledger_fname(uuid, fn, sizeof(fn));
+	fd = openat(ld->dirfd, fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		hv_hlog(LOG_ERR, "ledger %s/%s: %s", ld->path, fn, strerror(errno));
+		return -1;
+	}
+	while (len < HV_LEDGER_MAX_BYTES &&
+	       (n = read(fd, buf + len, HV_LEDGER_MAX_BYTES - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	e = buf[0] == '{' ? ledger_parse_json(buf, l) : ledger_parse_text(buf, l);
+	if (e < 0 || strcmp(l->uuid, uuid)) {
+		hv_hlog(LOG_ERR, "ledger %s/%s: malformed; ignoring it", ld->path, fn);
+		return -1;
+	}
 	return 1;
-bad:
-	hv_hlog(LOG_ERR, "ledger %s/%s: malformed; ignoring it", ld->path, fn);
-	return -1;
 }
 
 void hv_ledger_remove(struct hv_ledger_dir *ld, const char *uuid)

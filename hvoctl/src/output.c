@@ -3,6 +3,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "output.h"
 #include "size.h"
 #include "util.h"
@@ -74,118 +76,119 @@ void hv_print_table(FILE *f, const struct hv_state *st)
 		"estimate: assumes all pages were allocated with HVO on");
 }
 
-/* ---------- JSON ---------- */
+/* ---------- JSON (json-c) ---------- */
 
-void hv_json_string(FILE *f, const char *s)
+/* Strings from the host (mount paths, kernel release) may hold any bytes:
+ * JSON needs UTF-8, json-c does not check it, so bad bytes become U+FFFD. */
+static json_object *jstr(const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
+	char clean[3 * 1024 + 1];
+
+	hv_utf8_clean(s, clean, sizeof(clean));
+	return json_object_new_string(clean);
 }
 
-static void json_savings(FILE *f, const struct hv_savings *sv, uint64_t expected)
+static json_object *ju64(uint64_t v)
 {
-	fprintf(f, "{\"source\": \"%s\", \"optimized_pages\": %" PRIu64
-		", \"freed_pages\": %" PRIu64 ", \"pgtable_pages\": %" PRIu64
-		", \"saved_bytes\": %" PRId64,
-		sv->from_kernel ? "kernel" : "estimate", sv->optimized, sv->freed,
-		sv->pgtable, sv->saved_bytes);
+	/* json-c's integers are int64_t; no page count comes near 2^63. */
+	return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
+}
+
+static void jadd(json_object *o, const char *key, json_object *v)
+{
+	json_object_object_add(o, key, v);
+}
+
+static json_object *json_savings(const struct hv_savings *sv, uint64_t expected)
+{
+	json_object *o = json_object_new_object();
+
+	jadd(o, "source", json_object_new_string(sv->from_kernel ? "kernel" : "estimate"));
+	jadd(o, "optimized_pages", ju64(sv->optimized));
+	jadd(o, "freed_pages", ju64(sv->freed));
+	jadd(o, "pgtable_pages", ju64(sv->pgtable));
+	jadd(o, "saved_bytes", json_object_new_int64(sv->saved_bytes));
 	if (expected != UINT64_MAX)
-		fprintf(f, ", \"expected_freed_per_page\": %" PRIu64, expected);
-	fputc('}', f);
+		jadd(o, "expected_freed_per_page", ju64(expected));
+	return o;
+}
+
+static json_object *json_pool(const struct hv_state *st, const struct hv_pool *p)
+{
+	json_object *o = json_object_new_object(), *mounts, *nodes;
+	struct hv_savings sv;
+	char sz[32];
+
+	hv_format_kb(p->size_kb, sz, sizeof(sz));
+	jadd(o, "size", json_object_new_string(sz));
+	jadd(o, "size_kb", ju64(p->size_kb));
+	jadd(o, "total", ju64(p->total));
+	jadd(o, "free", ju64(p->free));
+	jadd(o, "reserved", ju64(p->resv));
+	jadd(o, "surplus", ju64(p->surplus));
+	jadd(o, "overcommit", ju64(p->overcommit));
+	mounts = json_object_new_array();
+	for (size_t m = 0; m < p->n_mounts; m++)
+		json_object_array_add(mounts, jstr(p->mounts[m]));
+	jadd(o, "mounts", mounts);
+	nodes = json_object_new_array();
+	for (size_t n = 0; n < p->n_nodes; n++) {
+		const struct hv_node_pool *np = &p->nodes[n];
+		json_object *no = json_object_new_object();
+
+		jadd(no, "node", json_object_new_int(np->node));
+		jadd(no, "total", ju64(np->total));
+		jadd(no, "free", ju64(np->free));
+		jadd(no, "reserved", NULL); /* the kernel has no per-node count */
+		jadd(no, "surplus", ju64(np->surplus));
+		if (np->has_counters) {
+			jadd(no, "vmemmap_optimized_pages", ju64(np->optimized));
+			jadd(no, "vmemmap_freed_pages", ju64(np->freed));
+		}
+		json_object_array_add(nodes, no);
+	}
+	jadd(o, "nodes", nodes);
+	hv_pool_savings(st, p, &sv);
+	jadd(o, "hvo", json_savings(&sv, hv_expected_freed(p->size_kb)));
+	return o;
 }
 
 void hv_print_json(FILE *f, const struct hv_state *st)
 {
-	struct hv_savings tot;
+	json_object *root = json_object_new_object(), *hvo, *nodes, *pools;
 	const char *b = boot_str(st->hvo_boot);
-	char sz[32];
+	struct hv_savings tot;
 
-	fputs("{\n  \"hvo\": {", f);
-	fprintf(f, "\"kernel_support\": %s, \"boot_parameter\": ",
-		st->hvo_supported ? "true" : "false");
-	if (b)
-		hv_json_string(f, b);
-	else
-		fputs("null", f);
-	fputs(", \"sysctl\": ", f);
-	if (st->hvo_sysctl < 0)
-		fputs("null", f);
-	else
-		fprintf(f, "%d", st->hvo_sysctl);
-	fprintf(f, ", \"enabled\": %s},\n", hvo_enabled(st) ? "true" : "false");
-	fputs("  \"kernel\": ", f);
-	hv_json_string(f, st->osrelease);
-	fputs(",\n  \"default_size_kb\": ", f);
-	if (st->default_size_kb)
-		fprintf(f, "%" PRIu64, st->default_size_kb);
-	else
-		fputs("null", f);
-	fputs(",\n  \"nodes\": [", f);
+	hvo = json_object_new_object();
+	jadd(hvo, "kernel_support", json_object_new_boolean(st->hvo_supported));
+	jadd(hvo, "boot_parameter", b ? json_object_new_string(b) : NULL);
+	jadd(hvo, "sysctl", st->hvo_sysctl < 0 ? NULL : json_object_new_int(st->hvo_sysctl));
+	jadd(hvo, "enabled", json_object_new_boolean(hvo_enabled(st)));
+	jadd(root, "hvo", hvo);
+	jadd(root, "kernel", jstr(st->osrelease));
+	jadd(root, "default_size_kb", st->default_size_kb ? ju64(st->default_size_kb) : NULL);
+	nodes = json_object_new_array();
 	for (size_t i = 0; i < st->n_nodes; i++) {
-		fprintf(f, "%s{\"node\": %d, \"mem_total_kb\": ", i ? ", " : "",
-			st->nodes[i].id);
-		if (st->nodes[i].has_memtotal)
-			fprintf(f, "%" PRIu64 "}", st->nodes[i].memtotal_kb);
-		else
-			fputs("null}", f);
-	}
-	fputs("],\n  \"pools\": [", f);
-	for (size_t i = 0; i < st->n_pools; i++) {
-		const struct hv_pool *p = &st->pools[i];
-		struct hv_savings sv;
+		json_object *no = json_object_new_object();
 
-		hv_format_kb(p->size_kb, sz, sizeof(sz));
-		fprintf(f, "%s\n    {\"size\": \"%s\", \"size_kb\": %" PRIu64
-			", \"total\": %" PRIu64 ", \"free\": %" PRIu64
-			", \"reserved\": %" PRIu64 ", \"surplus\": %" PRIu64
-			", \"overcommit\": %" PRIu64 ",\n     \"mounts\": [",
-			i ? "," : "", sz, p->size_kb, p->total, p->free, p->resv,
-			p->surplus, p->overcommit);
-		for (size_t m = 0; m < p->n_mounts; m++) {
-			if (m)
-				fputs(", ", f);
-			hv_json_string(f, p->mounts[m]);
-		}
-		fputs("],\n     \"nodes\": [", f);
-		for (size_t n = 0; n < p->n_nodes; n++) {
-			const struct hv_node_pool *np = &p->nodes[n];
-
-			fprintf(f, "%s\n       {\"node\": %d, \"total\": %" PRIu64
-				", \"free\": %" PRIu64 ", \"reserved\": null, \"surplus\": %"
-				PRIu64, n ? "," : "", np->node, np->total, np->free,
-				np->surplus);
-			if (np->has_counters)
-				fprintf(f, ", \"vmemmap_optimized_pages\": %" PRIu64
-					", \"vmemmap_freed_pages\": %" PRIu64,
-					np->optimized, np->freed);
-			fputc('}', f);
-		}
-		fputs("],\n     \"hvo\": ", f);
-		hv_pool_savings(st, p, &sv);
-		json_savings(f, &sv, hv_expected_freed(p->size_kb));
-		fputc('}', f);
+		jadd(no, "node", json_object_new_int(st->nodes[i].id));
+		jadd(no, "mem_total_kb", st->nodes[i].has_memtotal ?
+		     ju64(st->nodes[i].memtotal_kb) : NULL);
+		json_object_array_add(nodes, no);
 	}
-	fputs("],\n  \"savings\": ", f);
+	jadd(root, "nodes", nodes);
+	pools = json_object_new_array();
+	for (size_t i = 0; i < st->n_pools; i++)
+		json_object_array_add(pools, json_pool(st, &st->pools[i]));
+	jadd(root, "pools", pools);
 	hv_total_savings(st, &tot);
-	json_savings(f, &tot, UINT64_MAX);
-	fputs(",\n  \"meminfo_saved_kb\": ", f);
-	if (st->has_meminfo_saved)
-		fprintf(f, "%" PRId64, st->meminfo_saved_kb);
-	else
-		fputs("null", f);
-	fputs("\n}\n", f);
+	jadd(root, "savings", json_savings(&tot, UINT64_MAX));
+	jadd(root, "meminfo_saved_kb", st->has_meminfo_saved ?
+	     json_object_new_int64(st->meminfo_saved_kb) : NULL);
+	fprintf(f, "%s\n", json_object_to_json_string_ext(root,
+		JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+		JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
 }
 
 /* ---------- Prometheus ---------- */

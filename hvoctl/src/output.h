@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Renderers for the host state: human table, JSON, Prometheus text. */
+/* Renderers for the host state: human table, JSON (json-c), Prometheus text. */
 #ifndef HVOCTL_OUTPUT_H
 #define HVOCTL_OUTPUT_H
 
@@ -10,8 +10,5 @@
 void hv_print_table(FILE *f, const struct hv_state *st);
 void hv_print_json(FILE *f, const struct hv_state *st);
 void hv_print_metrics(FILE *f, const struct hv_state *st);
-
-/* JSON string with escapes, quotes included. */
-void hv_json_string(FILE *f, const char *s);
 
 #endif

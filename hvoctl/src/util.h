@@ -4,6 +4,7 @@
 #define HVOCTL_UTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -27,6 +28,14 @@ void hv_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hv_sleep_ms(unsigned long ms);
 /* Milliseconds on the monotonic clock. */
 long hv_now_ms(void);
+
+/* Length (1-4) of the well-formed UTF-8 sequence at s (len bytes left),
+ * its code point in *c; 0 if it is not one (overlong forms and surrogates
+ * are not). */
+size_t hv_utf8_next(const unsigned char *s, size_t len, uint32_t *c);
+/* Copy of s with every byte that is not part of well-formed UTF-8
+ * replaced by U+FFFD, truncated to fit n (whole characters only). */
+void hv_utf8_clean(const char *s, char *out, size_t n);
 
 /* Checked arithmetic: return false on overflow (result then unspecified). */
 static inline bool hv_add(uint64_t a, uint64_t b, uint64_t *r)

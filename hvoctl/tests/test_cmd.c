@@ -78,7 +78,7 @@ static void t_usage(void **state)
 
 	(void)f;
 	run(0, "Usage: hvoctl [--sysroot DIR]", NULL, "--help", NULL);
-	run(0, "hvoctl 0.1.0", NULL, "--version", NULL);
+	run(0, "hvoctl 0.2.0", NULL, "--version", NULL);
 	for (size_t i = 0; i < 6; i++) {
 		char want[64];
 

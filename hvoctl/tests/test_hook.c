@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "fake.h"
 #include "sysfs.h"
@@ -153,12 +154,61 @@ static bool ledger_exists(struct env *e, const char *uuid)
 	return access(p, F_OK) == 0;
 }
 
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "";
+}
+
+/*
+ * A ledger entry (JSON, format 3) as lines that the assertions search:
+ * "state S", "need SIZE_KB strict|any NODES PAGES", "added SIZE_KB NODE
+ * PAGES", "name HEX", "pending ...".  A file that is not such JSON fails
+ * the test.
+ */
 static const char *ledger(struct env *e, const char *uuid)
 {
+	static char out[65536];
 	char p[PATH_MAX + 128];
+	json_object *o, *a;
+	size_t n = 0;
 
 	snprintf(p, sizeof(p), "%s/guest-%s.ledger", e->rundir, uuid);
-	return slurp(p);
+	o = json_tokener_parse(slurp(p));
+	assert_non_null(o);
+	assert_string_equal(jstr(o, "format"), "hvokit-ledger");
+	assert_string_equal(jstr(o, "version"), "3");
+	n += (size_t)snprintf(out + n, sizeof(out) - n, "uuid %s\nstate %s\nname ",
+			      jstr(o, "uuid"), jstr(o, "state"));
+	for (const unsigned char *c = (const unsigned char *)jstr(o, "name"); *c; c++)
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%02x", *c);
+	n += (size_t)snprintf(out + n, sizeof(out) - n, "\n");
+	if (json_object_object_get_ex(o, "need", &a))
+		for (size_t i = 0; i < json_object_array_length(a); i++) {
+			json_object *it = json_object_array_get_idx(a, i), *st;
+
+			json_object_object_get_ex(it, "strict", &st);
+			n += (size_t)snprintf(out + n, sizeof(out) - n, "need %s %s %s %s\n",
+					      jstr(it, "size_kb"),
+					      json_object_get_boolean(st) ? "strict" : "any",
+					      jstr(it, "nodes"), jstr(it, "pages"));
+		}
+	if (json_object_object_get_ex(o, "added", &a))
+		for (size_t i = 0; i < json_object_array_length(a); i++) {
+			json_object *it = json_object_array_get_idx(a, i);
+
+			n += (size_t)snprintf(out + n, sizeof(out) - n, "added %s %s %s\n",
+					      jstr(it, "size_kb"), jstr(it, "node"),
+					      jstr(it, "pages"));
+		}
+	if (json_object_object_get_ex(o, "pending", &a))
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "pending %s %s %s %s\n",
+				      jstr(a, "size_kb"), jstr(a, "node"), jstr(a, "before"),
+				      jstr(a, "target"));
+	json_object_put(o);
+	assert_true(n < sizeof(out));
+	return out;
 }
 
 #define TOTAL(e) fake_total((e)->f, 0)
@@ -202,6 +252,50 @@ static void t_prepare_release(void **state)
 	assert_true(TOTAL(e) == 0);
 	assert_false(ledger_exists(e, UA));
 	assert_non_null(strstr(slurp(e->log), "gave back"));
+}
+
+/* An entry in the line format of hvoctl 0.1 (format 2), as a host upgraded
+ * while guests run has them: read, acted on, rewritten as JSON. */
+static void t_ledger_format2_upgrade(void **state)
+{
+	struct env *e = *state;
+	char p[PATH_MAX + 128];
+	const char *x = guest(e, UA, "web1", 2, NULL);
+
+	mkdir(e->rundir, 0700);
+	fake_set_node(e->f, 0, 0, 2, 2);
+	snprintf(p, sizeof(p), "%s/guest-%s.ledger", e->rundir, UA);
+	put(p, "hvokit-ledger 2\nuuid " UA "\nname 77656231\ntruncated 0\n"
+	       "state preparing\ntime 1\nneed 1048576 any any 2\nadded 1048576 0 2\n");
+	assert_int_equal(hook(e, x, "started"), 0);
+	assert_int_equal(slurp(p)[0], '{');
+	assert_non_null(strstr(ledger(e, UA), "state running"));
+	assert_non_null(strstr(ledger(e, UA), "name 77656231"));
+	assert_non_null(strstr(ledger(e, UA), "added 1048576 0 2"));
+	assert_int_equal(hook(e, x, "release"), 0);
+	assert_true(TOTAL(e) == 0);
+	assert_false(ledger_exists(e, UA));
+	/* A released format-2 entry with a pending write is settled. */
+	fake_set_node(e->f, 0, 0, 3, 3);
+	put(p, "hvokit-ledger 2\nuuid " UA "\nname -\ntruncated 0\nstate released\n"
+	       "time 1\nadded 1048576 0 1\npending 1048576 0 1 3\n");
+	assert_int_equal(hook(e, guest(e, UB, "other", 1, NULL), "reconnect"), 0);
+	assert_true(TOTAL(e) == 0);
+	assert_false(ledger_exists(e, UA));
+	/* A name that is not UTF-8 (only a format-2 file can hold one) is
+	 * kept byte for byte, hex-encoded. */
+	fake_set_node(e->f, 0, 0, 1, 1);
+	put(p, "hvokit-ledger 2\nuuid " UA "\nname ff41\ntruncated 0\nstate preparing\n"
+	       "time 1\nadded 1048576 0 1\n");
+	assert_int_equal(hook(e, x, "started"), 0);
+	assert_non_null(strstr(slurp(p), "\"name_hex\": \"ff41\""));
+	assert_int_equal(hook(e, x, "release"), 0);
+	assert_false(ledger_exists(e, UA));
+	/* Garbage is ignored, not acted on. */
+	put(p, "{\"format\": \"hvokit-ledger\", \"version\": 3, \"uuid\": 7}\n");
+	assert_int_equal(hook(e, guest(e, UB, "other", 1, NULL), "reconnect"), 0);
+	assert_true(ledger_exists(e, UA));
+	assert_non_null(strstr(slurp(e->log), "malformed; ignoring it"));
 }
 
 static void t_prepare_suffices(void **state)
@@ -1107,6 +1201,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(t_capacity_boot_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_bad_hugepagesize, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_called_as_hvokit, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_ledger_format2_upgrade, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("libvirt-hook", tests, NULL, NULL);

@@ -167,9 +167,12 @@ static void t_json_estimate(void **state)
 	 * negative saving is impossible here; HVO on: estimate. */
 	fake_write(f, "/proc/self/mounts",
 		   "none /mnt/a\\040\"b hugetlbfs rw 0 0\n"
-		   "none /mnt/big hugetlbfs rw,pagesize=1G 0 0\n");
+		   "none /mnt/big hugetlbfs rw,pagesize=1G 0 0\n"
+		   "none /mnt/\xff\xc3\xa9t\xc3 hugetlbfs rw 0 0\n");
 	j = status_json(f);
 	assert_string_equal(str(j, "pools.1.mounts.0"), "/mnt/a \"b"); /* default size */
+	/* Bytes that are not UTF-8 become U+FFFD; JSON must be UTF-8. */
+	assert_string_equal(str(j, "pools.1.mounts.1"), "/mnt/\xef\xbf\xbd\xc3\xa9t\xef\xbf\xbd");
 	assert_string_equal(str(j, "pools.0.mounts.0"), "/mnt/big");
 	assert_string_equal(str(j, "pools.0.hvo.source"), "estimate");
 	assert_int_equal(num(j, "pools.0.hvo.optimized_pages"), 4);
