@@ -1584,3 +1584,30 @@ int hv_dom_demand(const char *xml, size_t len, uint64_t default_kb,
 	}
 	return 0;
 }
+
+int hv_dom_status_uuid(const char *xml, size_t len, char uuid[37])
+{
+	struct xel *root, *dom = NULL, *u = NULL;
+	char err[256], *t;
+	int r = -1;
+
+	uuid[0] = '\0';
+	if (len == 0 || has_declaration(xml, len))
+		return -1;
+	root = tree_parse(xml, len, err, sizeof(err));
+	if (!root)
+		return -1;
+	if (is_el(root, "domstatus"))
+		for (struct xel *n = root->children; n && !dom; n = n->next)
+			if (is_el(n, "domain"))
+				dom = n;
+	for (struct xel *n = dom ? dom->children : NULL; n && !u; n = n->next)
+		if (is_el(n, "uuid"))
+			u = n;
+	if (u && (t = text_of(u))) {
+		r = hv_uuid_canon(t, uuid) < 0 ? -1 : 0;
+		free(t);
+	}
+	tree_free(root);
+	return r;
+}

@@ -65,6 +65,11 @@ struct hv_demand {
 int hv_dom_demand(const char *xml, size_t len, uint64_t default_kb,
 		  struct hv_demand *d, char *err, size_t errlen);
 
+/* The domain UUID in libvirt's status XML of a running guest
+ * (<domstatus ...><domain ...><uuid>), canonical.  0, or -1 when the
+ * document is not such XML. */
+int hv_dom_status_uuid(const char *xml, size_t len, char uuid[37]);
+
 /* Printable copy of a name for messages (non-printables become '?'). */
 void hv_dom_safe_name(const char *name, char *out, size_t n);
 

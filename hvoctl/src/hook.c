@@ -806,15 +806,17 @@ out:
 /* ---------- started / reconnect ---------- */
 
 /* Is the guest of ledger entry l still known to libvirt as running?
- * libvirt keeps LIBVIRT_RUNDIR/NAME.xml (status XML holding the UUID) while
- * a guest runs.  When the name cannot be used safely as a file name, or the
- * status file is too large to check, the guest counts as alive. */
+ * libvirt keeps LIBVIRT_RUNDIR/NAME.xml, the status XML
+ * (<domstatus><domain><uuid>), while a guest runs.  Gone: no such file, or
+ * it belongs to another guest of that name.  When the name cannot be used
+ * safely as a file name, or the file cannot be read or parsed, the guest
+ * counts as alive: its pages are never given back by guessing. */
 static bool guest_alive(struct hk *h, const struct hv_ledger *l)
 {
-	char path[PATH_MAX + 300], needle[64], *buf;
+	char path[PATH_MAX + 300], uuid[37], *buf;
 	size_t len = 0, cap = 4 << 20;
 	ssize_t n;
-	bool found;
+	bool alive;
 	int fd;
 
 	if (l->name_truncated || !l->name[0] || strchr(l->name, '/') ||
@@ -833,11 +835,13 @@ static bool guest_alive(struct hk *h, const struct hv_ledger *l)
 	while (len < cap && (n = read(fd, buf + len, cap - len)) > 0)
 		len += (size_t)n;
 	close(fd);
-	buf[len] = '\0';
-	snprintf(needle, sizeof(needle), "<uuid>%s</uuid>", l->uuid);
-	found = memmem(buf, len, needle, strlen(needle)) != NULL;
+	alive = len >= cap || hv_dom_status_uuid(buf, len, uuid) < 0 ||
+		!strcmp(uuid, l->uuid);
+	if (!alive)
+		hv_hlog(LOG_INFO, "reconnect: %s belongs to guest %s, not to %s", path, uuid,
+			l->uuid);
 	free(buf);
-	return found || len >= cap;
+	return alive;
 }
 
 static int do_started(struct hk *h)

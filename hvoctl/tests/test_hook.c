@@ -449,6 +449,30 @@ static void t_reconnect(void **state)
 	assert_false(ledger_exists(e, UB));
 	assert_true(ledger_exists(e, UC)); /* name unusable as a path: kept */
 	assert_true(TOTAL(e) == 4);
+	/* The status file is read as XML: the guest's UUID in a comment or an
+	 * attribute of another guest's file does not keep it alive ... */
+	b = guest(e, UB, "gone", 2, NULL);
+	assert_int_equal(hook(e, b, "prepare"), 0);
+	assert_int_equal(hook(e, b, "started"), 0);
+	assert_true(ledger_exists(e, UB));
+	put(p, "<domstatus><!-- <uuid>" UB "</uuid> --><domain><uuid>" UC "</uuid>"
+	       "<description>&lt;uuid&gt;" UB "&lt;/uuid&gt;</description></domain>"
+	       "</domstatus>");
+	assert_int_equal(hook(e, a, "reconnect"), 0);
+	assert_false(ledger_exists(e, UB));
+	assert_non_null(strstr(slurp(e->log), "gone.xml belongs to guest " UC));
+	/* ... and a file that cannot be parsed keeps it alive (never guess). */
+	b = guest(e, UB, "gone", 2, NULL);
+	assert_int_equal(hook(e, b, "prepare"), 0);
+	assert_int_equal(hook(e, b, "started"), 0);
+	put(p, "<domstatus><domain><uuid>" UC "</uuid></domain>");
+	assert_int_equal(hook(e, a, "reconnect"), 0);
+	assert_true(ledger_exists(e, UB));
+	/* Upper-case UUID in the status file: still this guest. */
+	put(p, "<domstatus state='running'><domain type='kvm' id='3'><uuid>"
+	       "BBBBBBBB-0000-0000-0000-000000000002</uuid></domain></domstatus>");
+	assert_int_equal(hook(e, a, "reconnect"), 0);
+	assert_true(ledger_exists(e, UB));
 	/* Whatever goes wrong, reconnect exits 0. */
 	put(p, "not xml at all <");
 	assert_int_equal(hook(e, p, "reconnect"), 0);
