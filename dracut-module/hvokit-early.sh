@@ -9,9 +9,13 @@
 #
 # Every action is one line in the kernel log, prefixed "hvokit: ".  Failures
 # are logged at KERN_ERR, which reaches the console even with "quiet".
+# (dracut's info and warn are not used for that: in the systemd initramfs
+# they write to the journal, not the kernel log, and warn's level is below
+# the console's with "quiet".)  The command line is read with dracut-lib's
+# getarg/getargbool, so /etc/cmdline.d/*.conf in the image counts too.
 #
 # Kernel command line:
-#   rd.hvokit=0     skip this hook
+#   rd.hvokit=0     skip this hook (also "no", "off"; getargbool)
 #   hugetlb_free_vmemmap=..., hugepagesz=/hugepages=  already done by the
 #                   kernel; hvoctl apply then finds nothing left to do.
 
@@ -45,15 +49,15 @@ hvokit_early() (
         echo "${_s# }"
     }
 
-    if [ -r /proc/cmdline ]; then
-        read -r cmdline < /proc/cmdline
+    # The hook runner has sourced dracut-lib.sh; be safe when it has not.
+    if ! command -v getargbool > /dev/null 2>&1; then
+        # shellcheck source=/dev/null
+        . /lib/dracut-lib.sh
     fi
-    case " $cmdline " in
-    *" rd.hvokit=0 "* | *" rd.hvokit=no "* | *" rd.hvokit=off "*)
+    if ! getargbool 1 rd.hvokit; then
         kmsg 5 "skipped: rd.hvokit=0 on the kernel command line"
         return 0
-        ;;
-    esac
+    fi
     if [ ! -x "$hvoctl" ]; then
         kmsg 3 "ERROR: $hvoctl missing from the initramfs; HVO and pools left to hvokit.service"
         return 0
@@ -65,9 +69,9 @@ hvokit_early() (
 
     hvo_before=$(cat "$sysctl" 2>/dev/null || echo unsupported)
     kmsg 6 "start: initramfs pre-udev, config $conf, HVO=$hvo_before, 1G pool: $(pool_1g)"
-    case " $cmdline " in
-    *" hugetlb_free_vmemmap="*) kmsg 6 "HVO: kernel command line sets hugetlb_free_vmemmap (sysctl is $hvo_before)" ;;
-    esac
+    if hvo_arg=$(getarg hugetlb_free_vmemmap=); then
+        kmsg 6 "HVO: kernel command line sets hugetlb_free_vmemmap=$hvo_arg (sysctl is $hvo_before)"
+    fi
 
     mkdir -p "$state" 2> /dev/null
     out=$state/initrd-apply.log

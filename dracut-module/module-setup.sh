@@ -31,7 +31,7 @@ depends() {
 }
 
 install() {
-    # inst_binary pulls in hvoctl's shared libraries (libc, later libxml2).
+    # inst_binary pulls in hvoctl's shared libraries (libc, json-c).
     inst_binary hvoctl
 
     # The configuration is host specific: with -H it is recorded as a
