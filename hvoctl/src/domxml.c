@@ -1264,169 +1264,231 @@ static int add_item(struct st *s, uint64_t size_kb, const struct tune *t,
 	return 0;
 }
 
-/* Memory devices.  DEV_DETECT: only set *any_hp (never fails: a guest
- * without huge pages is not refused); DEV_SUM: validate and sum the sizes
- * of all models; DEV_DEMAND: add the demand of DIMMs and virtio-mem
- * devices.  Both are backed like guest RAM: libvirt (9.0, as since 7.9)
- * takes the page size from <source><pagesize>, else from the <hugepages>
- * page of the target cell, else the default page; virtio-mem counts with
- * its whole <target><size>, the most the guest can plug without another
- * prepare. */
-enum { DEV_DETECT, DEV_SUM, DEV_DEMAND };
-static int parse_devices(struct st *s, int mode, bool *any_hp, uint64_t *sum)
+/*
+ * Memory devices (<devices><memory>).  DIMMs and virtio-mem devices are
+ * backed like guest RAM: libvirt (9.0, as since 7.9) takes the page size
+ * from <source><pagesize>, else from the <hugepages> page of the target
+ * cell, else the default page; virtio-mem counts with its whole
+ * <target><size>, the most the guest can plug without another prepare.
+ */
+struct memdev {
+	struct xel *psz, *nmask, *tsize, *tnode;
+	char *model;          /* malloc'ed, NULL if absent */
+	bool backed;          /* dimm or virtio-mem: backed like guest RAM */
+	bool hp;              /* on huge pages */
+};
+
+static void memdev_read(struct st *s, struct xel *n, struct memdev *m)
 {
-	if (!s->devices)
-		return 0;
-	for (struct xel *n = s->devices->children; n; n = n->next) {
-		struct xel *src = NULL, *tgt = NULL, *psz = NULL, *nmask = NULL;
-		struct xel *tsize = NULL, *tnode = NULL;
-		char *model;
-		uint64_t bytes = 0, kb = 0;
-		int cell = 0, r = 0;
-		bool dimm, backed, hp;
+	struct xel *src = NULL, *tgt = NULL;
 
-		if (!is_el(n, "memory"))
-			continue;
-		for (struct xel *c = n->children; c; c = c->next) {
-			if (is_el(c, "source"))
-				src = c;
-			else if (is_el(c, "target"))
-				tgt = c;
-		}
-		for (struct xel *c = src ? src->children : NULL; c; c = c->next) {
-			if (is_el(c, "pagesize"))
-				psz = c;
-			else if (is_el(c, "nodemask"))
-				nmask = c;
-		}
-		for (struct xel *c = tgt ? tgt->children : NULL; c; c = c->next) {
-			if (is_el(c, "size"))
-				tsize = c;
-			else if (is_el(c, "node"))
-				tnode = c;
-		}
-		model = attr(n, "model");
-		dimm = model && !strcmp(model, "dimm");
-		backed = dimm || (model && !strcmp(model, "virtio-mem"));
-		hp = psz != NULL || (backed && s->hugepages);
-		if (mode == DEV_DETECT) {
-			free(model);
-			if (hp)
-				*any_hp = true;
-			continue;
-		}
-		if (!model) {
-			r = fail(s, "<devices><memory>: no model");
-		} else if (!dimm && strcmp(model, "nvdimm") && strcmp(model, "virtio-pmem") &&
-			   strcmp(model, "virtio-mem") && strcmp(model, "sgx-epc")) {
-			char m[64];
+	memset(m, 0, sizeof(*m));
+	for (struct xel *c = n->children; c; c = c->next) {
+		if (is_el(c, "source"))
+			src = c;
+		else if (is_el(c, "target"))
+			tgt = c;
+	}
+	for (struct xel *c = src ? src->children : NULL; c; c = c->next) {
+		if (is_el(c, "pagesize"))
+			m->psz = c;
+		else if (is_el(c, "nodemask"))
+			m->nmask = c;
+	}
+	for (struct xel *c = tgt ? tgt->children : NULL; c; c = c->next) {
+		if (is_el(c, "size"))
+			m->tsize = c;
+		else if (is_el(c, "node"))
+			m->tnode = c;
+	}
+	m->model = attr(n, "model");
+	m->backed = m->model && (!strcmp(m->model, "dimm") || !strcmp(m->model, "virtio-mem"));
+	m->hp = m->psz != NULL || (m->backed && s->hugepages);
+}
 
-			safe_copy(m, sizeof(m), model);
-			r = fail(s, "<devices><memory model='%s'>: unknown memory device "
-				 "model", m);
-		} else if (!backed && psz) {
-			char m[64];
+#define for_each_memdev(s, n) \
+	for (struct xel *n = (s)->devices ? (s)->devices->children : NULL; n; n = n->next) \
+		if (is_el(n, "memory"))
 
-			safe_copy(m, sizeof(m), model);
-			r = fail(s, "<devices><memory model='%s'> with <pagesize>: huge "
-				 "pages are only supported for model='dimm' and 'virtio-mem'", m);
-		}
-		free(model);
-		if (r < 0)
+/* Does any memory device use huge pages?  Never fails: a guest without
+ * huge pages is not refused for a device hvokit does not understand. */
+static bool devices_use_hugepages(struct st *s)
+{
+	bool hp = false;
+
+	for_each_memdev(s, n) {
+		struct memdev m;
+
+		memdev_read(s, n, &m);
+		hp = hp || m.hp;
+		free(m.model);
+	}
+	return hp;
+}
+
+/* Check a device's model and <pagesize> against what libvirt accepts. */
+static int memdev_check(struct st *s, const struct memdev *m)
+{
+	static const char *const models[] = { "dimm", "nvdimm", "virtio-pmem",
+		"virtio-mem", "sgx-epc" };
+	char name[64];
+	bool known = false;
+
+	if (!m->model)
+		return fail(s, "<devices><memory>: no model");
+	for (size_t i = 0; i < HV_ARRAY_SIZE(models); i++)
+		known = known || !strcmp(m->model, models[i]);
+	safe_copy(name, sizeof(name), m->model);
+	if (!known)
+		return fail(s, "<devices><memory model='%s'>: unknown memory device model",
+			    name);
+	if (!m->backed && m->psz)
+		return fail(s, "<devices><memory model='%s'> with <pagesize>: huge pages "
+			    "are only supported for model='dimm' and 'virtio-mem'", name);
+	if (!m->tsize)
+		return fail(s, "<devices><memory>: no <target><size>");
+	return 0;
+}
+
+/* Validate every device and sum the sizes of all of them (they are part
+ * of <memory>, not of the initial memory of cell 0). */
+static int devices_sum(struct st *s, uint64_t *sum)
+{
+	*sum = 0;
+	for_each_memdev(s, n) {
+		struct memdev m;
+		uint64_t bytes;
+		int r;
+
+		memdev_read(s, n, &m);
+		r = memdev_check(s, &m);
+		free(m.model);
+		if (r < 0 || elem_scaled(s, "<devices><memory><target><size>", m.tsize,
+					 &bytes) < 0)
 			return -1;
-		if (!tsize)
-			return fail(s, "<devices><memory>: no <target><size>");
-		if (elem_scaled(s, "<devices><memory><target><size>", tsize, &bytes) < 0)
-			return -1;
-		if (mode == DEV_SUM) {
-			if (!hv_add(*sum, bytes, sum))
-				return fail(s, "<devices><memory>: sizes are too large");
-			continue;
-		}
-		if (!backed)
-			continue;
-		if (tnode) {
-			char *t = text_of(tnode);
-			uint64_t v = 0;
-
-			if (!t)
-				return fail(s, "out of memory");
-			if (hv_parse_u64(t, &v) < 0 || v > HV_MAX_NODE_ID)
-				r = fail(s, "<devices><memory><target><node>: not a number "
-					 "from 0 to %d", HV_MAX_NODE_ID);
-			cell = (int)v;
-			free(t);
-			if (r < 0)
-				return -1;
-			if (!s->implicit_cell && !find_cell(s, cell))
-				return fail(s, "<devices><memory><target><node>%d: no such "
-					    "guest NUMA cell", cell);
-		}
-		if (psz) {
-			char *t = text_of(psz), *u = attr(psz, "unit");
-
-			r = t ? page_size(s, "<devices><memory><source><pagesize>", t, u, &kb)
-			      : fail(s, "out of memory");
-			free(t);
-			free(u);
-			if (r < 0)
-				return -1;
-		} else if (s->hugepages) {
-			kb = cell_page(s, cell);
-		} else {
-			continue;
-		}
-		if (nmask) {
-			struct tune t = { .set = true, .strict = true };
-			char *v = text_of(nmask);
-
-			r = v ? nodeset_attr(s, "<devices><memory><source><nodemask>", v, &t.nodes)
-			      : fail(s, "out of memory");
-			free(v);
-			if (r < 0 || add_item(s, kb, &t, bytes) < 0)
-				return -1;
-		} else if (add_item(s, kb, cell_tune(s, cell), bytes) < 0) {
-			return -1;
-		}
+		if (!hv_add(*sum, bytes, sum))
+			return fail(s, "<devices><memory>: sizes are too large");
 	}
 	return 0;
 }
 
-static int walk(struct st *s, struct xel *root)
+/* The guest cell a device plugs into (<target><node>, default 0). */
+static int memdev_cell(struct st *s, const struct memdev *m, int *cell)
+{
+	char *t;
+	uint64_t v = 0;
+	int r = 0;
+
+	*cell = 0;
+	if (!m->tnode)
+		return 0;
+	if (!(t = text_of(m->tnode)))
+		return fail(s, "out of memory");
+	if (hv_parse_u64(t, &v) < 0 || v > HV_MAX_NODE_ID)
+		r = fail(s, "<devices><memory><target><node>: not a number from 0 to %d",
+			 HV_MAX_NODE_ID);
+	free(t);
+	if (r < 0)
+		return -1;
+	*cell = (int)v;
+	if (!s->implicit_cell && !find_cell(s, *cell))
+		return fail(s, "<devices><memory><target><node>%d: no such guest NUMA cell",
+			    *cell);
+	return 0;
+}
+
+/* The demand of one device that is backed by huge pages.  Called after
+ * devices_sum() validated them all. */
+static int memdev_demand(struct st *s, const struct memdev *m)
+{
+	uint64_t bytes = 0, kb = 0;
+	int cell, r;
+
+	if (!m->backed)
+		return 0;
+	if (elem_scaled(s, "<devices><memory><target><size>", m->tsize, &bytes) < 0 ||
+	    memdev_cell(s, m, &cell) < 0)
+		return -1;
+	if (m->psz) {
+		char *t = text_of(m->psz), *u = attr(m->psz, "unit");
+
+		r = t ? page_size(s, "<devices><memory><source><pagesize>", t, u, &kb)
+		      : fail(s, "out of memory");
+		free(t);
+		free(u);
+		if (r < 0)
+			return -1;
+	} else if (s->hugepages) {
+		kb = cell_page(s, cell);
+	} else {
+		return 0;
+	}
+	if (m->nmask) {
+		struct tune t = { .set = true, .strict = true };
+		char *v = text_of(m->nmask);
+
+		r = v ? nodeset_attr(s, "<devices><memory><source><nodemask>", v, &t.nodes)
+		      : fail(s, "out of memory");
+		free(v);
+		return r < 0 ? -1 : add_item(s, kb, &t, bytes);
+	}
+	return add_item(s, kb, cell_tune(s, cell), bytes);
+}
+
+static int devices_demand(struct st *s)
+{
+	for_each_memdev(s, n) {
+		struct memdev m;
+		int r;
+
+		memdev_read(s, n, &m);
+		r = memdev_demand(s, &m);
+		free(m.model);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The top-level elements: name and UUID into the demand, the others into
+ * their slots (each at most once); <hugepages> of <memoryBacking>. */
+struct top {
+	struct xel *mb, *cpu, *cur, *maxm;
+};
+
+static int read_top(struct st *s, struct xel *root, struct top *t)
 {
 	struct hv_demand *d = s->d;
-	struct xel *mb = NULL, *cpu = NULL, *cur = NULL, *maxm = NULL;
-	uint64_t mem = 0, dev_sum = 0, b;
-	bool dev_hp = false;
 
+	memset(t, 0, sizeof(*t));
 	for (struct xel *n = root->children; n; n = n->next) {
 		struct xel **slot = NULL;
 
 		if (is_el(n, "name")) {
-			char *t = text_of(n);
+			char *v = text_of(n);
 
-			if (!t)
+			if (!v)
 				return fail(s, "out of memory");
-			d->name_truncated = strlen(t) >= sizeof(d->name);
-			snprintf(d->name, sizeof(d->name), "%s", t);
-			free(t);
+			d->name_truncated = strlen(v) >= sizeof(d->name);
+			snprintf(d->name, sizeof(d->name), "%s", v);
+			free(v);
 		} else if (is_el(n, "uuid")) {
-			char *t = text_of(n);
-			int e = t ? hv_uuid_canon(t, d->uuid) : -ENOMEM;
+			char *v = text_of(n);
+			int e = v ? hv_uuid_canon(v, d->uuid) : -ENOMEM;
 
-			free(t);
+			free(v);
 			if (e < 0)
 				return fail(s, "<uuid>: not a UUID");
 		} else if (is_el(n, "memory")) {
 			slot = &s->memory;
 		} else if (is_el(n, "currentMemory")) {
-			slot = &cur;
+			slot = &t->cur;
 		} else if (is_el(n, "maxMemory")) {
-			slot = &maxm;
+			slot = &t->maxm;
 		} else if (is_el(n, "memoryBacking")) {
-			slot = &mb;
+			slot = &t->mb;
 		} else if (is_el(n, "cpu")) {
-			slot = &cpu;
+			slot = &t->cpu;
 		} else if (is_el(n, "numatune")) {
 			slot = &s->numatune;
 		} else if (is_el(n, "devices")) {
@@ -1438,32 +1500,40 @@ static int walk(struct st *s, struct xel *root)
 			*slot = n;
 		}
 	}
-	for (struct xel *n = mb ? mb->children : NULL; n; n = n->next)
+	for (struct xel *n = t->mb ? t->mb->children : NULL; n; n = n->next)
 		if (is_el(n, "hugepages")) {
 			if (s->hugepages)
 				return fail(s, "<memoryBacking>: <hugepages> given twice");
 			s->hugepages = n;
 		}
-	parse_devices(s, DEV_DETECT, &dev_hp, NULL);
-	d->hugepages = s->hugepages || dev_hp;
-	if (!d->hugepages)
-		return 0; /* nothing for hvokit; the rest is libvirt's business */
-	if (parse_devices(s, DEV_SUM, NULL, &dev_sum) < 0)
-		return -1;
+	return 0;
+}
 
-	if (!d->uuid[0])
+/* <memory> into *mem, with <currentMemory> and <maxMemory> checked. */
+static int read_sizes(struct st *s, const struct top *t, uint64_t *mem)
+{
+	uint64_t b;
+
+	if (!s->d->uuid[0])
 		return fail(s, "no <uuid>");
 	if (!s->memory)
 		return fail(s, "no <memory>");
-	if (elem_scaled(s, "<memory>", s->memory, &mem) < 0)
+	if (elem_scaled(s, "<memory>", s->memory, mem) < 0)
 		return -1;
-	if (cur && elem_scaled(s, "<currentMemory>", cur, &b) < 0)
+	if (t->cur && elem_scaled(s, "<currentMemory>", t->cur, &b) < 0)
 		return -1;
-	if (cur && b > mem)
+	if (t->cur && b > *mem)
 		return fail(s, "<currentMemory> is larger than <memory>");
-	if (maxm && elem_scaled(s, "<maxMemory>", maxm, &b) < 0)
+	if (t->maxm && elem_scaled(s, "<maxMemory>", t->maxm, &b) < 0)
 		return -1;
-	for (struct xel *n = cpu ? cpu->children : NULL; n; n = n->next)
+	return 0;
+}
+
+/* Guest NUMA cells (or one implicit cell 0 with the initial memory: <memory>
+ * less the memory devices), their pages and their host placement. */
+static int read_cells(struct st *s, const struct top *t, uint64_t mem, uint64_t dev_sum)
+{
+	for (struct xel *n = t->cpu ? t->cpu->children : NULL; n; n = n->next)
 		if (is_el(n, "numa")) {
 			if (s->numa)
 				return fail(s, "<cpu>: <numa> given twice");
@@ -1474,7 +1544,6 @@ static int walk(struct st *s, struct xel *root)
 	if (s->numa && parse_cells(s) < 0)
 		return -1;
 	if (s->n_cells == 0) {
-		/* No guest NUMA: one implicit cell 0 with the initial memory. */
 		if (mem < dev_sum)
 			return fail(s, "<memory> is smaller than the memory devices");
 		s->implicit_cell = true;
@@ -1487,16 +1556,28 @@ static int walk(struct st *s, struct xel *root)
 			if (hv_nodeset_has(&s->pages[i].cells, id) && !find_cell(s, id))
 				return fail(s, "<hugepages><page nodeset>: guest NUMA cell %d "
 					    "does not exist", id);
-	if (s->numatune) {
-		if (s->implicit_cell) {
-			for (struct xel *n = s->numatune->children; n; n = n->next)
-				if (is_el(n, "memnode"))
-					return fail(s, "<numatune><memnode> without guest "
-						    "NUMA cells");
-		}
-		if (parse_numatune(s) < 0)
-			return -1;
-	}
+	if (!s->numatune)
+		return 0;
+	if (s->implicit_cell)
+		for (struct xel *n = s->numatune->children; n; n = n->next)
+			if (is_el(n, "memnode"))
+				return fail(s, "<numatune><memnode> without guest NUMA cells");
+	return parse_numatune(s);
+}
+
+static int walk(struct st *s, struct xel *root)
+{
+	struct top t;
+	uint64_t mem = 0, dev_sum = 0;
+
+	if (read_top(s, root, &t) < 0)
+		return -1;
+	s->d->hugepages = s->hugepages || devices_use_hugepages(s);
+	if (!s->d->hugepages)
+		return 0; /* nothing for hvokit; the rest is libvirt's business */
+	if (devices_sum(s, &dev_sum) < 0 || read_sizes(s, &t, &mem) < 0 ||
+	    read_cells(s, &t, mem, dev_sum) < 0)
+		return -1;
 	for (size_t i = 0; i < s->n_cells; i++) {
 		const struct cell *c = &s->cells[i];
 
@@ -1504,7 +1585,7 @@ static int walk(struct st *s, struct xel *root)
 		    add_item(s, cell_page(s, c->id), cell_tune(s, c->id), c->bytes) < 0)
 			return -1;
 	}
-	return parse_devices(s, DEV_DEMAND, NULL, NULL);
+	return devices_demand(s);
 }
 
 /* Refuse any markup declaration but comments and CDATA sections (whose
