@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "avail.h"
 #include "config.h"
 #include "domxml.h"
 #include "hook.h"
@@ -62,139 +63,6 @@ struct hk {
 static void fmt_kb(uint64_t kb, char *buf, size_t n)
 {
 	hv_format_kb(kb, buf, n);
-}
-
-/* ---------- availability model ---------- */
-
-/*
- * Free pages per node of one pool, and the promises on them: other
- * guests' (starting, not yet using their pages), the global reserved
- * count, then this guest's demand.  Pages suffice when some placement of
- * all of them exists: strict promises on their nodes (narrowest node set
- * first), any-node promises anywhere.  Other guests' promises go to nodes
- * this guest does not need strictly where they can, so growing this
- * guest's nodes by its shortfall is exactly what the check after growing
- * finds.  Without NUMA information the pool is one slot.
- */
-struct model {
-	size_t n; /* slots */
-	int node[HV_MAX_NODES];
-	uint64_t vf[HV_MAX_NODES];
-	bool mine[HV_MAX_NODES]; /* node in one of our strict sets */
-};
-
-static void model_init(struct model *m, const struct hv_state *st,
-		       const struct hv_pool *p, const struct hv_demand *d)
-{
-	memset(m, 0, sizeof(*m));
-	if (st->n_nodes == 0) {
-		m->n = 1;
-		m->node[0] = -1;
-		m->vf[0] = p->free;
-		return;
-	}
-	m->n = p->n_nodes;
-	for (size_t i = 0; i < m->n; i++) {
-		m->node[i] = p->nodes[i].node;
-		m->vf[i] = p->nodes[i].free;
-		for (size_t k = 0; k < d->n; k++)
-			if (d->items[k].size_kb == p->size_kb && d->items[k].strict &&
-			    hv_nodeset_has(&d->items[k].nodes, m->node[i]))
-				m->mine[i] = true;
-	}
-}
-
-static bool in_set(const struct model *m, size_t i, const struct hv_demand_item *it)
-{
-	return !it->strict || m->node[i] < 0 || hv_nodeset_has(&it->nodes, m->node[i]);
-}
-
-static size_t set_width(const struct model *m, const struct hv_demand_item *it)
-{
-	size_t w = 0;
-
-	for (size_t i = 0; i < m->n; i++)
-		w += in_set(m, i, it);
-	return w;
-}
-
-/* Take up to want pages; with avoid_mine, from other nodes first.
- * Returns what could not be taken. */
-static uint64_t take(struct model *m, const struct hv_demand_item *it,
-		     uint64_t want, bool avoid_mine)
-{
-	for (int pass = avoid_mine ? 0 : 1; pass < 2 && want; pass++)
-		for (size_t i = 0; i < m->n && want; i++) {
-			uint64_t t;
-
-			if (!in_set(m, i, it) || (pass == 0 && m->mine[i]))
-				continue;
-			t = m->vf[i] < want ? m->vf[i] : want;
-			m->vf[i] -= t;
-			want -= t;
-		}
-	return want;
-}
-
-/* short_out[k]: pages of d->items[k] (for pool p) that free pages cannot
- * cover.  Returns the total shortfall for this pool. */
-static uint64_t model_short(const struct hv_state *st, const struct hv_pool *p,
-			    const struct hv_demand *d, const struct hv_ledger *const *others,
-			    size_t n_others, uint64_t *short_out)
-{
-	struct model m;
-	struct hv_demand_item any = { .size_kb = p->size_kb };
-	uint64_t total = 0;
-
-	model_init(&m, st, p, d);
-	for (size_t w = 1; w <= m.n; w++)
-		for (size_t o = 0; o < n_others; o++)
-			for (size_t k = 0; k < others[o]->n_need; k++) {
-				const struct hv_demand_item *it = &others[o]->need[k];
-
-				if (it->size_kb == p->size_kb && it->strict &&
-				    set_width(&m, it) == w)
-					take(&m, it, it->pages, true);
-			}
-	for (size_t o = 0; o < n_others; o++)
-		for (size_t k = 0; k < others[o]->n_need; k++) {
-			const struct hv_demand_item *it = &others[o]->need[k];
-
-			if (it->size_kb == p->size_kb && !it->strict)
-				take(&m, it, it->pages, true);
-		}
-	take(&m, &any, p->resv, true);
-	for (size_t w = 0; w <= m.n; w++)
-		for (size_t k = 0; k < d->n; k++) {
-			const struct hv_demand_item *it = &d->items[k];
-
-			if (it->size_kb != p->size_kb || !it->strict || set_width(&m, it) != w)
-				continue;
-			short_out[k] = take(&m, it, it->pages, false);
-			total = hv_add_sat(total, short_out[k]);
-		}
-	for (size_t k = 0; k < d->n; k++) {
-		const struct hv_demand_item *it = &d->items[k];
-
-		if (it->size_kb != p->size_kb || it->strict)
-			continue;
-		short_out[k] = take(&m, it, it->pages, false);
-		total = hv_add_sat(total, short_out[k]);
-	}
-	return total;
-}
-
-static uint64_t model_all(const struct hv_state *st, const struct hv_demand *d,
-			  const struct hv_ledger *const *others, size_t n_others,
-			  uint64_t *short_out)
-{
-	uint64_t total = 0;
-
-	memset(short_out, 0, HV_DOM_MAX_DEMANDS * sizeof(*short_out));
-	for (size_t i = 0; i < st->n_pools; i++)
-		total = hv_add_sat(total, model_short(st, &st->pools[i], d, others,
-						      n_others, short_out));
-	return total;
 }
 
 /* ---------- prepare ---------- */
@@ -492,107 +360,89 @@ static void refusal_message(struct hk *h, const uint64_t *shortfall, bool restor
 		     "with the parameters 'hvoctl cmdline' prints");
 }
 
-static int do_prepare(struct hk *h)
+/* What a prepare works on, under the lock. */
+struct prep {
+	struct hv_state *st;
+	struct hv_ledger *l;     /* this guest's entry (new or earlier) */
+	struct hv_ledger *snap;  /* the entry before this prepare */
+	bool had;                /* the entry existed */
+	const struct hv_ledger **others; /* promises of other starting guests */
+	size_t n_others;
+	uint64_t shortfall[HV_DOM_MAX_DEMANDS];
+	int64_t now;
+};
+
+/*
+ * Grow the pools by the shortfall, recording every page in the entry
+ * (state growing while it runs).  The check after growing uses fresh
+ * figures; further rounds cover pages other users took meanwhile.  When
+ * the demand still does not fit, every page this prepare added goes back
+ * and the refusal is printed.  Returns the exit code.
+ */
+static int grow_to_fit(struct hk *h, struct prep *p, uint64_t total_short)
 {
-	struct hv_demand *d = &h->d;
-	struct hv_state *st = NULL;
-	struct hv_ledger *all = NULL, *l = NULL, *snap = NULL;
-	const struct hv_ledger **others = NULL;
-	struct hv_config *cfg = NULL;
-	size_t n_all = 0, n_others = 0;
-	uint64_t shortfall[HV_DOM_MAX_DEMANDS], total_short;
-	int64_t now = (int64_t)time(NULL);
-	int ret = HV_EXIT_ERROR;
-	bool had = false;
+	struct hv_ledger *l = p->l;
+	struct hv_config cfg;
+	bool failed = false, restored;
 
-	if (hv_ledger_lock(&h->ld) < 0) {
-		hv_herr("%s: refused: cannot take the hvokit lock", h->who);
-		goto out;
+	load_config(h, &cfg);
+	if (check_capacity(h, p->st, &cfg) < 0)
+		return HV_EXIT_PARTIAL;
+	*p->snap = *l;
+	if (!p->had) {
+		snprintf(l->uuid, sizeof(l->uuid), "%s", h->d.uuid);
+		l->time = p->now;
 	}
-	st = calloc(1, sizeof(*st));
-	l = calloc(1, sizeof(*l));
-	snap = calloc(1, sizeof(*snap));
-	cfg = calloc(1, sizeof(*cfg));
-	if (!st || !l || !snap || !cfg) {
-		hv_herr("out of memory");
-		goto out;
-	}
-	if (hv_state_read(h->sys, st) < 0 || check_host(h, st) < 0)
-		goto out;
-	all = hv_ledger_load_all(&h->ld, &n_all);
-	others = calloc(n_all + 1, sizeof(*others));
-	if (!others) {
-		hv_herr("out of memory");
-		goto out;
-	}
-	/* A previous start of this guest that never reached release: keep
-	 * what it added, so release gives everything back. */
-	for (size_t i = 0; i < n_all; i++) {
-		if (!strcmp(all[i].uuid, d->uuid)) {
-			*l = all[i];
-			had = true;
-		} else if (hv_ledger_is_promise(&all[i], now)) {
-			others[n_others++] = &all[i];
-		}
-	}
-	total_short = model_all(st, d, others, n_others, shortfall);
-	if (total_short) {
-		bool failed = false;
+	l->was = p->had ? l->state : HV_LS_NONE;
+	l->state = HV_LS_GROWING;
+	for (int round = 0; round < 3 && total_short && !failed; round++) {
+		uint64_t before = hv_ledger_added_total(l);
 
-		load_config(h, cfg);
-		if (check_capacity(h, st, cfg) < 0) {
-			ret = HV_EXIT_PARTIAL;
-			goto out;
-		}
-		*snap = *l;
-		if (!had) {
-			snprintf(l->uuid, sizeof(l->uuid), "%s", d->uuid);
-			l->time = now;
-		}
-		l->was = had ? l->state : HV_LS_NONE;
-		l->state = HV_LS_GROWING;
-		/* The check after growing uses fresh figures; a second round
-		 * covers pages other users took meanwhile. */
-		for (int round = 0; round < 3 && total_short && !failed; round++) {
-			uint64_t before = hv_ledger_added_total(l);
-
-			failed = grow(h, st, l, shortfall) < 0 || hv_state_read(h->sys, st) < 0;
-			if (!failed)
-				total_short = model_all(st, d, others, n_others, shortfall);
-			if (hv_ledger_added_total(l) == before)
-				break;
-		}
-		if (failed || total_short) {
-			bool restored = !l->pend.set && rollback(h, st, l, snap) == 0;
-
-			undo_entry(h, l, had);
-			if (failed)
-				hv_herr("%s: refused: I/O error while growing pools; %s", h->who,
-				     restored ? "pools restored" : "pools not all restored: the "
-				     "ledger keeps what is left, the next release or reconnect "
-				     "gives it back");
-			else
-				refusal_message(h, shortfall, restored);
-			ret = failed ? HV_EXIT_ERROR : HV_EXIT_PARTIAL;
-			goto out;
-		}
+		failed = grow(h, p->st, l, p->shortfall) < 0 ||
+			 hv_state_read(h->sys, p->st) < 0;
+		if (!failed)
+			total_short = hv_avail_shortfall(p->st, &h->d, p->others, p->n_others,
+							 p->shortfall);
+		if (hv_ledger_added_total(l) == before)
+			break;
 	}
+	if (!failed && !total_short)
+		return HV_EXIT_OK;
+	restored = !l->pend.set && rollback(h, p->st, l, p->snap) == 0;
+	undo_entry(h, l, p->had);
+	if (!failed) {
+		refusal_message(h, p->shortfall, restored);
+		return HV_EXIT_PARTIAL;
+	}
+	hv_herr("%s: refused: I/O error while growing pools; %s", h->who,
+		restored ? "pools restored" : "pools not all restored: the ledger keeps "
+		"what is left, the next release or reconnect gives it back");
+	return HV_EXIT_ERROR;
+}
+
+/* The grant: the entry with the guest's needs, state preparing (a promise
+ * on free pages until "started").  Undone if it cannot be written. */
+static int record_grant(struct hk *h, struct prep *p)
+{
+	const struct hv_demand *d = &h->d;
+	struct hv_ledger *l = p->l;
+
 	snprintf(l->uuid, sizeof(l->uuid), "%s", d->uuid);
 	snprintf(l->name, sizeof(l->name), "%s", d->name);
 	l->name_truncated = d->name_truncated;
 	l->state = HV_LS_PREPARING;
 	l->was = HV_LS_NONE;
-	l->time = now;
+	l->time = p->now;
 	l->n_need = d->n;
 	memcpy(l->need, d->items, d->n * sizeof(d->items[0]));
 	if (hv_ledger_write(&h->ld, l) < 0) {
-		bool restored = !l->pend.set && rollback(h, st, l, snap) == 0;
+		bool restored = !l->pend.set && rollback(h, p->st, l, p->snap) == 0;
 
 		l->state = HV_LS_GROWING;
-		undo_entry(h, l, had);
+		undo_entry(h, l, p->had);
 		hv_herr("%s: refused: cannot record the grant; %s", h->who,
-		     restored ? "pools restored" : "pools not all restored");
-		goto out;
+			restored ? "pools restored" : "pools not all restored");
+		return HV_EXIT_ERROR;
 	}
 	for (size_t k = 0; k < d->n; k++) {
 		char sz[32], where[300];
@@ -600,17 +450,59 @@ static int do_prepare(struct hk *h)
 		fmt_kb(d->items[k].size_kb, sz, sizeof(sz));
 		node_str(&d->items[k], where, sizeof(where));
 		hv_hlog(LOG_INFO, "prepare %s: %s %s: %" PRIu64 " pages granted", h->who, sz,
-		     where, d->items[k].pages);
+			where, d->items[k].pages);
 	}
-	ret = HV_EXIT_OK;
+	return HV_EXIT_OK;
+}
+
+static int do_prepare(struct hk *h)
+{
+	struct prep p = { .now = (int64_t)time(NULL) };
+	struct hv_ledger *all = NULL;
+	size_t n_all = 0;
+	uint64_t total_short;
+	int ret = HV_EXIT_ERROR;
+
+	if (hv_ledger_lock(&h->ld) < 0) {
+		hv_herr("%s: refused: cannot take the hvokit lock", h->who);
+		goto out;
+	}
+	p.st = calloc(1, sizeof(*p.st));
+	p.l = calloc(1, sizeof(*p.l));
+	p.snap = calloc(1, sizeof(*p.snap));
+	if (!p.st || !p.l || !p.snap) {
+		hv_herr("out of memory");
+		goto out;
+	}
+	if (hv_state_read(h->sys, p.st) < 0 || check_host(h, p.st) < 0)
+		goto out;
+	all = hv_ledger_load_all(&h->ld, &n_all);
+	p.others = calloc(n_all + 1, sizeof(*p.others));
+	if (!p.others) {
+		hv_herr("out of memory");
+		goto out;
+	}
+	/* A previous start of this guest that never reached release: keep
+	 * what it added, so release gives everything back. */
+	for (size_t i = 0; i < n_all; i++) {
+		if (!strcmp(all[i].uuid, h->d.uuid)) {
+			*p.l = all[i];
+			p.had = true;
+		} else if (hv_ledger_is_promise(&all[i], p.now)) {
+			p.others[p.n_others++] = &all[i];
+		}
+	}
+	total_short = hv_avail_shortfall(p.st, &h->d, p.others, p.n_others, p.shortfall);
+	ret = total_short ? grow_to_fit(h, &p, total_short) : HV_EXIT_OK;
+	if (ret == HV_EXIT_OK)
+		ret = record_grant(h, &p);
 out:
 	hv_ledger_unlock(&h->ld);
-	free(others);
+	free(p.others);
 	free(all);
-	free(cfg);
-	free(st);
-	free(snap);
-	free(l);
+	free(p.st);
+	free(p.snap);
+	free(p.l);
 	return ret;
 }
 
@@ -639,7 +531,7 @@ static void give_back(struct hk *h, struct hv_state *st, struct hv_ledger *l,
 	for (size_t i = 0; i < n; i++) {
 		const struct hv_ledger_add *a = &adds[i];
 		struct hv_pool *p = hv_state_pool(st, a->size_kb);
-		uint64_t k = a->pages, promised = 0, promised_node = 0, lim, cur, cur_after;
+		uint64_t k, cur, cur_after;
 		int ni = a->node >= 0 ? hv_state_node_index(st, a->node) : -1;
 		struct hv_reserve_result r = { 0 };
 		const char *limit = NULL;
@@ -652,40 +544,8 @@ static void give_back(struct hk *h, struct hv_state *st, struct hv_ledger *l,
 			     "the ledger", why, who, sz, a->node);
 			continue;
 		}
-		for (size_t o = 0; o < n_prom; o++)
-			for (size_t q = 0; q < prom[o]->n_need; q++) {
-				const struct hv_demand_item *it = &prom[o]->need[q];
-
-				if (it->size_kb != a->size_kb)
-					continue;
-				promised = hv_add_sat(promised, it->pages);
-				if (it->strict && hv_nodeset_has(&it->nodes, a->node))
-					promised_node = hv_add_sat(promised_node, it->pages);
-			}
-		/* Free pages beyond reserved ones and other guests' promises. */
-		lim = p->free > hv_add_sat(p->resv, promised) ?
-		      p->free - hv_add_sat(p->resv, promised) : 0;
-		if (k > lim) {
-			k = lim;
-			limit = "pages in use, reserved or promised to starting guests";
-		}
-		if (ni >= 0) {
-			uint64_t nf = p->nodes[ni].free;
-
-			lim = nf > promised_node ? nf - promised_node : 0;
-			if (k > lim) {
-				k = lim;
-				limit = "pages in use or promised on this node";
-			}
-		}
-		if (a->size_kb == 1048576 && cfg->libvirt_warm_1g) {
-			lim = p->total > cfg->libvirt_warm_1g ? p->total - cfg->libvirt_warm_1g : 0;
-			if (k >= lim) {
-				k = lim;
-				warm = true;
-				limit = "LIBVIRT_WARM_1G";
-			}
-		}
+		k = hv_avail_returnable(p, ni, a, prom, n_prom, cfg->libvirt_warm_1g, &limit,
+					&warm);
 		cur = ni >= 0 ? p->nodes[ni].total : p->total;
 		if (k > 0 && hv_ledger_pool_write(&h->ld, l, st, p, a->node, cur - k, &r) < 0) {
 			hv_hlog(LOG_ERR, "%s %s: %s pool node %d: shrinking failed; kept in the "
@@ -907,10 +767,22 @@ out:
 }
 
 /* ---------- entry ---------- */
+/* Read (bounded) and discard the rest of fd, so that libvirt never writes
+ * into a closed pipe. */
+static void drain(int fd)
+{
+	char scratch[65536];
+	size_t drained = 0;
+	ssize_t n;
+
+	while (drained < (64u << 20) && (n = read(fd, scratch, sizeof(scratch))) > 0)
+		drained += (size_t)n;
+}
+
 static char *read_input(const char *file, size_t *len, bool *too_big)
 {
 	size_t cap = HV_DOM_MAX_XML + 1;
-	char *buf = malloc(cap), scratch[65536];
+	char *buf = malloc(cap);
 	int fd = 0;
 	ssize_t n;
 
@@ -931,12 +803,8 @@ static char *read_input(const char *file, size_t *len, bool *too_big)
 		*len += (size_t)n;
 	}
 	if (*len > HV_DOM_MAX_XML) {
-		size_t drained = 0;
-
 		*too_big = true;
-		/* Drain libvirt's pipe (bounded) so it never sees EPIPE. */
-		while (drained < (64u << 20) && (n = read(fd, scratch, sizeof(scratch))) > 0)
-			drained += (size_t)n;
+		drain(fd);
 	}
 	if (file)
 		close(fd);
@@ -963,15 +831,67 @@ static void resolve_dir(char *dst, size_t n, const char *opt, const char *env,
 	snprintf(dst, n, "%s", v && *v ? v : def);
 }
 
+/* The domain XML into h->d and h->who.  false when there is nothing more
+ * to do: *rc is then the exit code (a failure is reported: refused for
+ * prepare, logged otherwise; a guest without huge pages exits 0). */
+static bool read_demand(struct hk *h, bool may_fail, int *rc)
+{
+	const struct hv_hook_opts *o = h->o;
+	struct hv_meminfo mi;
+	char *xml, err[512], nm[128];
+	size_t len;
+	bool too_big;
+
+	*rc = HV_EXIT_OK;
+	xml = read_input(o->xml_file, &len, &too_big);
+	if (!xml) {
+		if (may_fail) {
+			hv_herr("cannot read the domain XML%s%s: %s", o->xml_file ? " from " : "",
+				o->xml_file ? o->xml_file : "", strerror(errno));
+			*rc = HV_EXIT_ERROR;
+		} else {
+			hv_hlog(LOG_ERR, "%s: cannot read the domain XML", h->op);
+		}
+		return false;
+	}
+	/* Fast path: a guest without huge pages is none of hvokit's business.
+	 * (reconnect still runs: it also cleans up after other guests.) */
+	if (!too_big && strcmp(h->op, "reconnect") &&
+	    !memmem(xml, len, "hugepages", 9) && !memmem(xml, len, "pagesize", 8)) {
+		free(xml);
+		return false;
+	}
+	err[0] = '\0';
+	if (too_big) {
+		snprintf(err, sizeof(err), "domain XML is larger than %d bytes", HV_DOM_MAX_XML);
+	} else {
+		/* The host's default huge page size, for <hugepages/> alone. */
+		hv_meminfo_read(h->sys, &mi);
+		if (hv_dom_demand(xml, len, mi.default_size_kb, &h->d, err, sizeof(err)) == 0)
+			err[0] = '\0';
+	}
+	free(xml);
+	hv_dom_safe_name(h->d.name[0] ? h->d.name : h->arg_name, nm, sizeof(nm));
+	snprintf(h->who, sizeof(h->who), "guest '%s' (%s)", nm,
+		 h->d.uuid[0] ? h->d.uuid : "no uuid");
+	if (!err[0])
+		return true;
+	if (may_fail) {
+		hv_herr("%s: refused: %s", h->who, err);
+		*rc = HV_EXIT_ERROR;
+	} else {
+		hv_hlog(LOG_ERR, "%s %s: domain XML not understood (%s); nothing done",
+			h->op, h->who, err);
+	}
+	return false;
+}
+
 int hv_libvirt_hook(const struct hv_sys *s, const struct hv_hook_opts *o,
 		    int argc, char **argv)
 {
 	struct hk *h;
 	const char *op;
-	char *xml, err[512], nm[128];
-	size_t len;
-	bool too_big, prepare, may_fail;
-	int ret = HV_EXIT_OK;
+	int ret;
 
 	if (argc < 2) {
 		hv_err("libvirt-hook: expected DOMAIN OPERATION [SUB-OPERATION [EXTRA]] "
@@ -979,43 +899,16 @@ int hv_libvirt_hook(const struct hv_sys *s, const struct hv_hook_opts *o,
 		return HV_EXIT_ERROR;
 	}
 	op = argv[1];
-	prepare = !strcmp(op, "prepare");
-	if (!prepare && strcmp(op, "release") && strcmp(op, "reconnect") &&
+	if (strcmp(op, "prepare") && strcmp(op, "release") && strcmp(op, "reconnect") &&
 	    strcmp(op, "started")) {
-		/* migrate, restore, start, stopped, ...: nothing.  Drain the XML
-		 * (bounded) so libvirt never writes into a closed pipe. */
-		char scratch[65536];
-		size_t drained = 0;
-		ssize_t n;
-
-		while (!o->xml_file && !isatty(0) && drained < (64u << 20) &&
-		       (n = read(0, scratch, sizeof(scratch))) > 0)
-			drained += (size_t)n;
-		return HV_EXIT_OK;
-	}
-	may_fail = prepare;
-	xml = read_input(o->xml_file, &len, &too_big);
-	if (!xml) {
-		if (may_fail) {
-			hv_herr("cannot read the domain XML%s%s: %s", o->xml_file ? " from " : "",
-			     o->xml_file ? o->xml_file : "", strerror(errno));
-			return HV_EXIT_ERROR;
-		}
-		hv_hlog(LOG_ERR, "%s: cannot read the domain XML", op);
-		return HV_EXIT_OK;
-	}
-	/* Fast path: a guest without huge pages is none of hvokit's business.
-	 * (reconnect still runs: it also cleans up after other guests.) */
-	if (!too_big && strcmp(op, "reconnect") &&
-	    !memmem(xml, len, "hugepages", 9) && !memmem(xml, len, "pagesize", 8)) {
-		free(xml);
+		/* migrate, restore, start, stopped, ...: nothing. */
+		if (!o->xml_file && !isatty(0))
+			drain(0);
 		return HV_EXIT_OK;
 	}
 	h = calloc(1, sizeof(*h));
-	if (!h) {
-		free(xml);
-		return may_fail ? HV_EXIT_ERROR : HV_EXIT_OK;
-	}
+	if (!h)
+		return strcmp(op, "prepare") ? HV_EXIT_OK : HV_EXIT_ERROR;
 	h->sys = s;
 	h->o = o;
 	h->op = op;
@@ -1028,28 +921,7 @@ int hv_libvirt_hook(const struct hv_sys *s, const struct hv_hook_opts *o,
 		    HV_HOOK_RUNDIR);
 	resolve_dir(h->lvdir, sizeof(h->lvdir), o->libvirt_rundir, "HVOCTL_LIBVIRT_RUNDIR",
 		    HV_HOOK_LIBVIRT_RUNDIR);
-	if (too_big) {
-		snprintf(err, sizeof(err), "domain XML is larger than %d bytes", HV_DOM_MAX_XML);
-	} else {
-		struct hv_meminfo mi;
-
-		/* The host's default huge page size, for <hugepages/> alone. */
-		hv_meminfo_read(s, &mi);
-		if (hv_dom_demand(xml, len, mi.default_size_kb, &h->d, err, sizeof(err)) == 0)
-			err[0] = '\0';
-	}
-	free(xml);
-	hv_dom_safe_name(h->d.name[0] ? h->d.name : h->arg_name, nm, sizeof(nm));
-	snprintf(h->who, sizeof(h->who), "guest '%s' (%s)", nm,
-		 h->d.uuid[0] ? h->d.uuid : "no uuid");
-	if (err[0]) {
-		if (may_fail) {
-			hv_herr("%s: refused: %s", h->who, err);
-			ret = HV_EXIT_ERROR;
-		} else {
-			hv_hlog(LOG_ERR, "%s %s: domain XML not understood (%s); nothing done",
-			     op, h->who, err);
-		}
+	if (!read_demand(h, !strcmp(op, "prepare"), &ret)) {
 		free(h);
 		return ret;
 	}
@@ -1057,7 +929,7 @@ int hv_libvirt_hook(const struct hv_sys *s, const struct hv_hook_opts *o,
 		ret = do_reconnect(h);
 	else if (!h->d.hugepages || h->d.n == 0)
 		ret = HV_EXIT_OK;
-	else if (prepare)
+	else if (!strcmp(op, "prepare"))
 		ret = do_prepare(h);
 	else if (!strcmp(op, "started"))
 		ret = do_started(h);
