@@ -327,6 +327,50 @@ static int cmp_op(const void *a, const void *b)
 	return x->node - y->node;
 }
 
+/* apply, step 1: vm.hugetlb_optimize_vmemmap as the config says.  Counts
+ * a change in *changes; returns the exit code contribution. */
+static int apply_hvo(struct ctx *x, const struct hv_config *c, const struct hv_state *st,
+		     size_t *changes)
+{
+	uint64_t back = 0;
+	char full[PATH_MAX];
+	int e = 0;
+
+	if (!st->hvo_supported) {
+		if (!c->hvo)
+			return HV_EXIT_OK;
+		hv_err("apply: HVO=on: this kernel does not support HVO (%s missing); "
+		       "it needs CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP", HV_SYSCTL_HVO);
+		return HV_EXIT_ERROR;
+	}
+	if (st->hvo_sysctl == (c->hvo ? 1 : 0))
+		return HV_EXIT_OK;
+	hv_path(&x->sys, full, sizeof(full), HV_SYSCTL_HVO);
+	if (!x->dry_run)
+		e = hv_write_u64(&x->sys, HV_SYSCTL_HVO, c->hvo ? 1 : 0, &back);
+	if (e < 0) {
+		hv_err("apply: write: %s: %d: %s", full, c->hvo ? 1 : 0, strerror(-e));
+		return HV_EXIT_ERROR;
+	}
+	if (!x->dry_run && back != (c->hvo ? 1u : 0u)) {
+		hv_err("apply: write: %s: wrote %d, read back %" PRIu64
+		       "; the kernel refused the change", full, c->hvo ? 1 : 0, back);
+		return HV_EXIT_ERROR;
+	}
+	(*changes)++;
+	fprintf(x->out, "%svm.hugetlb_optimize_vmemmap: %d -> %d\n",
+		x->dry_run ? "would change " : "", st->hvo_sysctl, c->hvo ? 1 : 0);
+	for (size_t i = 0; c->hvo && i < st->n_pools; i++)
+		if (st->pools[i].total > 0) {
+			char w[64];
+
+			hv_err("apply: note: %s: %" PRIu64 " pages were allocated before HVO "
+			       "was on and stay unoptimized until freed and allocated again",
+			       where(w, sizeof(w), st->pools[i].size_kb, -1), st->pools[i].total);
+		}
+	return HV_EXIT_OK;
+}
+
 static int cmd_apply(struct ctx *x, int argc, char **argv)
 {
 	struct hv_config *c = NULL;
@@ -351,44 +395,7 @@ static int cmd_apply(struct ctx *x, int argc, char **argv)
 		goto out;
 	}
 	/* HVO first: it applies only to pages allocated while it is on. */
-	if (!st->hvo_supported) {
-		if (c->hvo) {
-			hv_err("apply: HVO=on: this kernel does not support HVO (%s missing); "
-			       "it needs CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP", HV_SYSCTL_HVO);
-			rc = HV_EXIT_ERROR;
-		}
-	} else if (st->hvo_sysctl != (c->hvo ? 1 : 0)) {
-		uint64_t back = 0;
-		char full[PATH_MAX];
-		int e = 0;
-
-		hv_path(&x->sys, full, sizeof(full), HV_SYSCTL_HVO);
-		if (!x->dry_run)
-			e = hv_write_u64(&x->sys, HV_SYSCTL_HVO, c->hvo ? 1 : 0, &back);
-		if (e < 0) {
-			hv_err("apply: write: %s: %d: %s", full, c->hvo ? 1 : 0, strerror(-e));
-			rc = HV_EXIT_ERROR;
-		} else if (!x->dry_run && back != (c->hvo ? 1u : 0u)) {
-			hv_err("apply: write: %s: wrote %d, read back %" PRIu64
-			       "; the kernel refused the change", full, c->hvo ? 1 : 0, back);
-			rc = HV_EXIT_ERROR;
-		} else {
-			changes++;
-			fprintf(x->out, "%svm.hugetlb_optimize_vmemmap: %d -> %d\n",
-				x->dry_run ? "would change " : "", st->hvo_sysctl, c->hvo ? 1 : 0);
-			if (c->hvo)
-				for (size_t i = 0; i < st->n_pools; i++)
-					if (st->pools[i].total > 0) {
-						char w[64];
-
-						hv_err("apply: note: %s: %" PRIu64 " pages were allocated "
-						       "before HVO was on and stay unoptimized until "
-						       "freed and allocated again",
-						       where(w, sizeof(w), st->pools[i].size_kb, -1),
-						       st->pools[i].total);
-					}
-		}
-	}
+	rc = apply_hvo(x, c, st, &changes);
 	for (size_t k = 0; k < HV_NPOOLS; k++) {
 		const struct hv_target *t = &plan->t[k];
 		struct hv_pool *p;
