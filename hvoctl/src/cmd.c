@@ -25,7 +25,7 @@ struct ctx {
 	const char *config;
 	struct hv_sys sys;
 	struct hv_reserve_opts ropts;
-	bool json, dry_run;
+	bool json, dry_run, pools;
 	const char *kver;
 	const char *output;
 	int node; /* -1: none */
@@ -455,6 +455,47 @@ static int cmd_cmdline(struct ctx *x, int argc, char **argv)
 
 /* ---------- verify ---------- */
 
+/* verify --pools: every managed pool (each node of a per-node one) holds
+ * at least its configured pages.  Prints each shortfall; returns their
+ * number (a plan that cannot be built counts as one). */
+static unsigned verify_pools(struct ctx *x, const struct hv_config *c, struct hv_state *st)
+{
+	struct hv_plan *plan = malloc(sizeof(*plan));
+	unsigned short_pools = 0;
+	char w[64];
+
+	if (!plan || hv_plan_build(c, st, false, plan) < 0) {
+		hv_err("verify: the pools of %s cannot be planned on this host", c->path);
+		free(plan);
+		return 1;
+	}
+	for (size_t k = 0; k < HV_NPOOLS; k++) {
+		const struct hv_target *t = &plan->t[k];
+		const struct hv_pool *p;
+
+		if (!t->managed || !(p = hv_state_pool(st, t->size_kb)))
+			continue;
+		for (size_t i = 0; i < (t->per_node ? st->n_nodes : 1); i++) {
+			int node = t->per_node ? st->nodes[i].id : -1;
+			uint64_t have = t->per_node ? p->nodes[i].total : p->total;
+			uint64_t want = t->per_node ? t->node[i] : t->global;
+
+			where(w, sizeof(w), t->size_kb, node);
+			if (have < want) {
+				short_pools++;
+				hv_err("verify: %s: %" PRIu64 " of %" PRIu64 " pages (POOL_%s in %s); "
+				       "run hvoctl apply, or reserve them at boot (hvoctl cmdline)",
+				       w, have, want, t->name, c->path);
+			} else {
+				fprintf(x->out, "ok: %s: %" PRIu64 " pages, %" PRIu64 " configured\n",
+					w, have, want);
+			}
+		}
+	}
+	free(plan);
+	return short_pools;
+}
+
 static int cmd_verify(struct ctx *x, int argc, char **argv)
 {
 	struct hv_config *c;
@@ -472,6 +513,8 @@ static int cmd_verify(struct ctx *x, int argc, char **argv)
 				c->path);
 		else
 			fprintf(x->out, "ok: HVO is off, as configured\n");
+		if (x->pools)
+			problems += verify_pools(x, c, st);
 		rc = problems ? HV_EXIT_VERIFY : HV_EXIT_OK;
 		goto out;
 	}
@@ -537,6 +580,8 @@ static int cmd_verify(struct ctx *x, int argc, char **argv)
 	if (!problems)
 		fprintf(x->out, "ok: HVO is in effect%s\n",
 			checked ? "" : " (no huge pages to check)");
+	if (x->pools)
+		problems += verify_pools(x, c, st);
 	rc = problems ? HV_EXIT_VERIFY : HV_EXIT_OK;
 #undef PROBLEM
 out:
@@ -587,12 +632,14 @@ static const struct sub subs[] = {
 	  "The status figures in Prometheus text format.\n\n"
 	  "  --output FILE  write FILE atomically (for node_exporter's textfile\n"
 	  "                 collector), instead of standard output\n", cmd_metrics },
-	{ "verify", "",
-	  "Usage: hvoctl verify [--config FILE]\n\n"
+	{ "verify", "P",
+	  "Usage: hvoctl verify [--config FILE] [--pools]\n\n"
 	  "Exit 0 only if HVO is in effect for the configured pools (or, without\n"
 	  "POOL_ keys, for every non-empty pool): vm.hugetlb_optimize_vmemmap is 1\n"
 	  "and the kernel counters show every page optimized with the expected\n"
-	  "number of vmemmap pages freed.  Otherwise print each problem, exit 3.\n", cmd_verify },
+	  "number of vmemmap pages freed.  Otherwise print each problem, exit 3.\n\n"
+	  "  --pools  also require every configured pool (and node) to hold at\n"
+	  "           least the pages the config asks for\n", cmd_verify },
 	{ "libvirt-hook", "DXTLrCd",
 	  "Usage: hvoctl libvirt-hook [OPTIONS] -- DOMAIN OPERATION SUB-OP EXTRA\n\n"
 	  "libvirt qemu hook (hooks/qemu.d/), domain XML on standard input.\n"
@@ -660,6 +707,7 @@ static const struct option long_opts[] = {
 	{ "xml", required_argument, NULL, 'X' },
 	{ "lock-timeout", required_argument, NULL, 'T' },
 	{ "libvirt-rundir", required_argument, NULL, 'L' },
+	{ "pools", no_argument, NULL, 'P' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -733,6 +781,7 @@ static int parse_opts(struct ctx *x, const struct sub *sub, int argc, char **arg
 			x->ropts.delay_ms = (unsigned)v;
 			break;
 		case 'N': x->dry_run = true; break;
+		case 'P': x->pools = true; break;
 		case 'k': x->kver = optarg; break;
 		case 'o': x->output = optarg; break;
 		case 'D': x->rundir = optarg; break;

@@ -230,6 +230,35 @@ static void t_verify(void **state)
 	    "--sysroot", f->root, "--config", conf, "verify", NULL);
 }
 
+/* verify --pools: short pools (global and per node) fail it, with the
+ * count and the key; without --pools they do not. */
+static void t_verify_pools(void **state)
+{
+	struct fake *f = *state;
+	const char *conf = fake_config(f, "HVO=on\nPOOL_1G=6\n");
+
+	run(0, NULL, NULL, "--sysroot", f->root, "reserve", "1G", "4", NULL);
+	run(0, "ok: HVO is in effect", "", "--sysroot", f->root, "--config", conf, "verify",
+	    NULL);
+	run(3, "ok: HVO is in effect", "verify: 1G pool: 4 of 6 pages (POOL_1G in ",
+	    "--sysroot", f->root, "--config", conf, "verify", "--pools", NULL);
+	conf = fake_config(f, "HVO=on\nPOOL_1G=4\n");
+	run(0, "ok: 1G pool: 4 pages, 4 configured", "",
+	    "--sysroot", f->root, "--config", conf, "verify", "--pools", NULL);
+	conf = fake_config(f, "HVO=on\nPOOL_1G=0:1,1:3\n");
+	run(3, "ok: 1G pool node 0: 2 pages, 1 configured",
+	    "verify: 1G pool node 1: 2 of 3 pages",
+	    "--sysroot", f->root, "--config", conf, "verify", "--pools", NULL);
+	/* HVO=off: the pools are still checked. */
+	fake_write(f, "/proc/sys/vm/hugetlb_optimize_vmemmap", "0\n");
+	conf = fake_config(f, "HVO=off\nPOOL_1G=5\n");
+	run(3, "ok: HVO is off, as configured", "verify: 1G pool: 4 of 5 pages",
+	    "--sysroot", f->root, "--config", conf, "verify", "--pools", NULL);
+	/* --pools belongs to verify only. */
+	run(1, NULL, "--pools", "--sysroot", f->root, "--config", conf, "status", "--pools",
+	    NULL);
+}
+
 static void t_cmdline_and_metrics_file(void **state)
 {
 	struct fake *f = *state;
@@ -259,6 +288,7 @@ int main(void)
 		T(t_apply_idempotent),
 		T(t_apply_partial_and_errors),
 		T(t_verify),
+		T(t_verify_pools),
 		T(t_cmdline_and_metrics_file),
 	};
 
