@@ -153,6 +153,80 @@ static void sb_add(struct sbuf *b, const char *fmt, ...)
 	b->len += (size_t)r;
 }
 
+/* " hugepagesz=SIZE hugepages=..." for every managed pool with pages. */
+static void cmdline_pools(struct sbuf *b, const struct hv_config *c,
+			  const struct hv_state *st, const struct hv_plan *plan,
+			  const char *kver, bool per_node_ok)
+{
+	for (size_t k = 0; k < HV_NPOOLS; k++) {
+		const struct hv_target *t = &plan->t[k];
+
+		if (!t->managed || t->global == 0)
+			continue;
+		/*
+		 * With hugetlb_cma= the kernel skips the boot-time allocation of
+		 * 1 GiB pages ("hugetlb_cma is enabled, skip boot time
+		 * allocation"): the pool is taken from the CMA area by hvoctl
+		 * apply in the initramfs and by hvokit.service instead.
+		 */
+		if (t->size_kb == 1048576 && (c->cma_1g || c->n_cma_nodes))
+			continue;
+		sb_add(b, " hugepagesz=%s hugepages=", t->name);
+		if (t->per_node && per_node_ok) {
+			for (size_t i = 0; i < st->n_nodes; i++)
+				sb_add(b, "%s%d:%llu", i ? "," : "", st->nodes[i].id,
+				       (unsigned long long)t->node[i]);
+			continue;
+		}
+		if (t->per_node)
+			hv_err("cmdline: kernel %s: per-node hugepages= needs 5.19 or later; "
+			       "using the total %llu for %s, spread by the kernel",
+			       kver, (unsigned long long)t->global, t->name);
+		sb_add(b, "%llu", (unsigned long long)t->global);
+	}
+}
+
+/* " hugetlb_cma=..." for CMA_1G, per node where the kernel can. */
+static int cmdline_cma(struct sbuf *b, const struct hv_config *c,
+		       const struct hv_state *st, const char *kver, bool per_node_ok)
+{
+	uint64_t total = 0;
+	char sz[32];
+
+	if (!c->cma_1g && !c->n_cma_nodes)
+		return 0;
+	for (size_t i = 0; i < c->n_cma_nodes; i++) {
+		if (hv_state_node_index(st, c->cma_nodes[i].node) < 0) {
+			hv_err("%s: CMA_1G: node %d is not online; use an online node "
+			       "(see %s/online)", c->path, c->cma_nodes[i].node, HV_NODE_DIR);
+			return -1;
+		}
+		if (!hv_add(total, c->cma_nodes[i].val, &total))
+			return -1;
+	}
+	if (!c->n_cma_nodes && !hv_mul(c->cma_1g, st->n_nodes ? st->n_nodes : 1, &total)) {
+		hv_err("%s: CMA_1G: total size overflows", c->path);
+		return -1;
+	}
+	if (!per_node_ok || (!c->n_cma_nodes && st->n_nodes == 0)) {
+		if (c->n_cma_nodes)
+			hv_err("cmdline: kernel %s: per-node hugetlb_cma= needs 5.19 or later; "
+			       "using the total, spread by the kernel", kver);
+		hv_format_size(total, sz, sizeof(sz));
+		sb_add(b, " hugetlb_cma=%s", sz);
+		return 0;
+	}
+	sb_add(b, " hugetlb_cma=");
+	for (size_t i = 0; i < c->n_cma_nodes; i++) {
+		hv_format_size(c->cma_nodes[i].val, sz, sizeof(sz));
+		sb_add(b, "%s%d:%s", i ? "," : "", c->cma_nodes[i].node, sz);
+	}
+	hv_format_size(c->cma_1g, sz, sizeof(sz));
+	for (size_t i = 0; !c->n_cma_nodes && i < st->n_nodes; i++)
+		sb_add(b, "%s%d:%s", i ? "," : "", st->nodes[i].id, sz);
+	return 0;
+}
+
 int hv_cmdline_build(const struct hv_config *c, const struct hv_state *st,
 		     const char *kver, char *buf, size_t n)
 {
@@ -175,74 +249,9 @@ int hv_cmdline_build(const struct hv_config *c, const struct hv_state *st,
 		hv_format_kb(c->default_hugepagesz_kb, sz, sizeof(sz));
 		sb_add(&b, " default_hugepagesz=%s", sz);
 	}
-	for (size_t k = 0; k < HV_NPOOLS; k++) {
-		const struct hv_target *t = &plan.t[k];
-
-		if (!t->managed || t->global == 0)
-			continue;
-		/*
-		 * With hugetlb_cma= the kernel skips the boot-time allocation of
-		 * 1 GiB pages ("hugetlb_cma is enabled, skip boot time
-		 * allocation"): the pool is taken from the CMA area by hvoctl
-		 * apply in the initramfs and by hvokit.service instead.
-		 */
-		if (t->size_kb == 1048576 && (c->cma_1g || c->n_cma_nodes))
-			continue;
-		sb_add(&b, " hugepagesz=%s hugepages=", t->name);
-		if (t->per_node && per_node_ok) {
-			bool first = true;
-
-			for (size_t i = 0; i < st->n_nodes; i++) {
-				sb_add(&b, "%s%d:%llu", first ? "" : ",", st->nodes[i].id,
-				       (unsigned long long)t->node[i]);
-				first = false;
-			}
-		} else {
-			if (t->per_node)
-				hv_err("cmdline: kernel %s: per-node hugepages= needs 5.19 or "
-				       "later; using the total %llu for %s, spread by the kernel",
-				       kver, (unsigned long long)t->global, t->name);
-			sb_add(&b, "%llu", (unsigned long long)t->global);
-		}
-	}
-	if (c->cma_1g || c->n_cma_nodes) {
-		uint64_t total = 0;
-
-		if (c->n_cma_nodes) {
-			for (size_t i = 0; i < c->n_cma_nodes; i++) {
-				if (hv_state_node_index(st, c->cma_nodes[i].node) < 0) {
-					hv_err("%s: CMA_1G: node %d is not online; use an online node "
-					       "(see %s/online)", c->path, c->cma_nodes[i].node,
-					       HV_NODE_DIR);
-					return -1;
-				}
-				if (!hv_add(total, c->cma_nodes[i].val, &total))
-					return -1;
-			}
-		} else if (!hv_mul(c->cma_1g, st->n_nodes ? st->n_nodes : 1, &total)) {
-			hv_err("%s: CMA_1G: total size overflows", c->path);
-			return -1;
-		}
-		if (per_node_ok && (c->n_cma_nodes || st->n_nodes > 0)) {
-			sb_add(&b, " hugetlb_cma=");
-			if (c->n_cma_nodes) {
-				for (size_t i = 0; i < c->n_cma_nodes; i++) {
-					hv_format_size(c->cma_nodes[i].val, sz, sizeof(sz));
-					sb_add(&b, "%s%d:%s", i ? "," : "", c->cma_nodes[i].node, sz);
-				}
-			} else {
-				hv_format_size(c->cma_1g, sz, sizeof(sz));
-				for (size_t i = 0; i < st->n_nodes; i++)
-					sb_add(&b, "%s%d:%s", i ? "," : "", st->nodes[i].id, sz);
-			}
-		} else {
-			if (c->n_cma_nodes)
-				hv_err("cmdline: kernel %s: per-node hugetlb_cma= needs 5.19 or "
-				       "later; using the total, spread by the kernel", kver);
-			hv_format_size(total, sz, sizeof(sz));
-			sb_add(&b, " hugetlb_cma=%s", sz);
-		}
-	}
+	cmdline_pools(&b, c, st, &plan, kver, per_node_ok);
+	if (cmdline_cma(&b, c, st, kver, per_node_ok) < 0)
+		return -1;
 	if (b.overflow) {
 		hv_err("cmdline: result longer than %zu characters", n - 1);
 		return -1;
