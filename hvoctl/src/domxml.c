@@ -530,33 +530,32 @@ static bool el_text(struct xp *x, const char *s, size_t len, bool raw)
 }
 
 /* Start tag at x->p (after '<'): element with its attributes. */
-static bool xp_start_tag(struct xp *x)
+/* A new element named name (taken over), linked under the current one at
+ * once, so that it is freed with the tree whatever comes; NULL on error. */
+static struct xel *el_open(struct xp *x, char *name)
 {
 	struct builder *b = &x->b;
 	struct xel *e;
-	char **at = NULL;
-	size_t n = 0, cap = 0;
-	char *name;
 
-	if (!(name = xp_name(x)))
-		return false;
 	if (b->depth >= MAX_DEPTH) {
 		free(name);
-		return xp_fail(x, "elements nested deeper than 256");
+		xp_fail(x, "elements nested deeper than 256");
+		return NULL;
 	}
 	if (!b->cur && b->root) {
 		free(name);
-		return xp_fail(x, "more than one root element");
+		xp_fail(x, "more than one root element");
+		return NULL;
 	}
 	e = b_alloc(b, sizeof(*e));
 	if (!e) {
 		free(name);
-		return xp_fail(x, "the document is too large as a tree");
+		xp_fail(x, "the document is too large as a tree");
+		return NULL;
 	}
 	e->name = name;
 	e->parent = b->cur;
 	e->default_ns = b->cur && b->cur->default_ns;
-	/* Linked at once, so that it is freed with the tree whatever comes. */
 	if (!b->cur)
 		b->root = e;
 	else if (b->cur->last)
@@ -565,9 +564,56 @@ static bool xp_start_tag(struct xp *x)
 		b->cur->children = b->cur->last = e;
 	b->cur = e;
 	b->depth++;
+	return e;
+}
+
+/* A quoted attribute value, references resolved and white space
+ * normalised, into x->buf (x->len bytes). */
+static bool xp_attr_value(struct xp *x)
+{
+	char quote;
+
+	if (x->p >= x->end || (*x->p != '"' && *x->p != '\''))
+		return xp_fail(x, "a quoted attribute value was expected");
+	quote = *x->p;
+	adv(x, 1);
+	x->len = 0;
+	if (!buf_add(x, "", 0))
+		return false;
+	while (x->p < x->end && *x->p != quote) {
+		if (*x->p == '<')
+			return xp_fail(x, "'<' in an attribute value");
+		if (*x->p == '&') {
+			if (!xp_ref(x))
+				return false;
+			continue;
+		}
+		/* Line ends are one "\n", then every white space character
+		 * becomes ' ' (XML 1.0, 2.11 and 3.3.3). */
+		if (*x->p == '\r' && x->p + 1 < x->end && x->p[1] == '\n')
+			adv(x, 1);
+		if (!buf_add(x, is_space(*x->p) ? " " : x->p, 1))
+			return false;
+		adv(x, 1);
+	}
+	if (x->p >= x->end)
+		return xp_fail(x, "unterminated attribute value");
+	adv(x, 1);
+	return true;
+}
+
+static bool xp_start_tag(struct xp *x)
+{
+	struct builder *b = &x->b;
+	struct xel *e;
+	char **at = NULL, *name;
+	size_t n = 0, cap = 0;
+
+	if (!(name = xp_name(x)) || !(e = el_open(x, name)))
+		return false;
 	for (;;) {
 		const char *before = x->p;
-		char quote, *an;
+		char *an;
 
 		skip_space(x);
 		if (starts(x, "/>") || starts(x, ">"))
@@ -601,32 +647,8 @@ static bool xp_start_tag(struct xp *x)
 			return xp_fail(x, "'=' was expected after an attribute name");
 		adv(x, 1);
 		skip_space(x);
-		if (x->p >= x->end || (*x->p != '"' && *x->p != '\''))
-			return xp_fail(x, "a quoted attribute value was expected");
-		quote = *x->p;
-		adv(x, 1);
-		x->len = 0;
-		if (!buf_add(x, "", 0))
+		if (!xp_attr_value(x))
 			return false;
-		while (x->p < x->end && *x->p != quote) {
-			if (*x->p == '<')
-				return xp_fail(x, "'<' in an attribute value");
-			if (*x->p == '&') {
-				if (!xp_ref(x))
-					return false;
-				continue;
-			}
-			/* Line ends are one "\n", then every white space
-			 * character becomes ' ' (XML 1.0, 2.11 and 3.3.3). */
-			if (*x->p == '\r' && x->p + 1 < x->end && x->p[1] == '\n')
-				adv(x, 1);
-			if (!buf_add(x, is_space(*x->p) ? " " : x->p, 1))
-				return false;
-			adv(x, 1);
-		}
-		if (x->p >= x->end)
-			return xp_fail(x, "unterminated attribute value");
-		adv(x, 1);
 		if (x->len + 1 > MAX_TREE - b->bytes || !(at[n++] = strdup(x->buf)))
 			return xp_fail(x, "the document is too large as a tree");
 		b->bytes += x->len + 1;
