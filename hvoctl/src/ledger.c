@@ -635,16 +635,16 @@ static int settle(struct hv_ledger_dir *ld, struct hv_ledger *l)
 	struct hv_ledger_pending *pd = &l->pend;
 	uint64_t now[HV_MAX_NODES];
 	size_t n = pd->n_nodes ? pd->n_nodes : 1;
-	char rel[256];
 
 	if (!pd->set)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
-		hv_pool_file(rel, sizeof(rel), pd->size_kb,
-			     pd->n_nodes ? pd->nodes[i] : pd->node, "nr_hugepages");
-		if (hv_read_u64(ld->sys, rel, &now[i]) < 0) {
-			hv_hlog(LOG_ERR, "ledger of %s: cannot read %s; the pool write stays "
-			     "pending", l->uuid, rel);
+		int node = pd->n_nodes ? pd->nodes[i] : pd->node;
+
+		if (hv_pool_count(ld->sys, pd->size_kb, node, &now[i]) < 0) {
+			hv_hlog(LOG_ERR, "ledger of %s: cannot read the %" PRIu64 " kB pool "
+				"(node %d); the pool write stays pending", l->uuid, pd->size_kb,
+				node);
 			return -1;
 		}
 	}

@@ -30,6 +30,14 @@ void hv_pool_file(char *buf, size_t n, uint64_t size_kb, int node, const char *f
 			 node, (unsigned long long)size_kb, file);
 }
 
+int hv_pool_count(const struct hv_sys *s, uint64_t size_kb, int node, uint64_t *v)
+{
+	char rel[256];
+
+	hv_pool_file(rel, sizeof(rel), size_kb, node, "nr_hugepages");
+	return hv_read_u64(s, rel, v);
+}
+
 static int parse_size_dir(const char *name, uint64_t *kb)
 {
 	/* "hugepages-2048kB" */

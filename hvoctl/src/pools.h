@@ -66,6 +66,10 @@ struct hv_state {
  * (/sys/kernel/mm/hugepages/hugepages-SIZEkB/FILE), else that node's. */
 void hv_pool_file(char *buf, size_t n, uint64_t size_kb, int node, const char *file);
 
+/* The page count of one pool (node < 0: the global nr_hugepages), read
+ * without a message.  0 or -errno. */
+int hv_pool_count(const struct hv_sys *s, uint64_t size_kb, int node, uint64_t *v);
+
 /* The figures of /proc/meminfo that hvoctl uses. */
 struct hv_meminfo {
 	uint64_t default_size_kb; /* Hugepagesize:, 0 unknown or no huge page size */
