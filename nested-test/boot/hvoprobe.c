@@ -40,6 +40,12 @@
 #define VMEMMAP_PAGES(kb)	((kb) / KIB_PER_PAGE / 64)
 /* one vmemmap PMD (2 MiB) maps the struct pages of 128 MiB of memory */
 #define PFNS_PER_VMEMMAP_PMD	(32768UL)
+/*
+ * PTE tables of an optimized 1 GiB page: the head's vmemmap PMD and one that
+ * the other 7 share (patch 19); 8 once its vmemmap is restored.
+ */
+#define PGTABLES_1G		2L
+#define PGTABLES_1G_RESTORED	8L
 
 /* uapi asm-generic/mman-common.h; glibc only has MADV_HWPOISON */
 #ifndef MADV_SOFT_OFFLINE
@@ -455,7 +461,7 @@ static void scenario_boot(const char *scenario, bool on, long nr_1g, long nr_2m)
 	if (on) {
 		check_optimized("boot", SZ_1G_KB, nr_1g);
 		/* 16 MiB of vmemmap per 1 GiB page spans 8 vmemmap PMDs */
-		check_eq(nr_1g * 8, g.pgtables, "boot.1048576kB.pgtables");
+		check_eq(nr_1g * PGTABLES_1G, g.pgtables, "boot.1048576kB.pgtables");
 	} else {
 		check_eq(0, g.optimized, "boot.1048576kB.optimized-off");
 		check_eq(0, g.pgtables, "boot.1048576kB.pgtables-off");
@@ -503,7 +509,8 @@ static void scenario_runtime(void)
 	/* 1 GiB first: the 2 MiB pages would fragment the free 1 GiB ranges */
 	got_1g = need_pool(SZ_1G_KB, 2);
 	check_optimized("runtime", SZ_1G_KB, got_1g);
-	check_eq(got_1g * 8, hvo_read(SZ_1G_KB).pgtables, "runtime.1048576kB.pgtables");
+	check_eq(got_1g * PGTABLES_1G, hvo_read(SZ_1G_KB).pgtables,
+		 "runtime.1048576kB.pgtables");
 
 	need_pool(SZ_2M_KB, 512);
 	s = hvo_read(SZ_2M_KB);
@@ -545,10 +552,14 @@ static void scenario_shrink(long nr_1g, long nr_2m)
 	check_eq(0, hvo_read(SZ_1G_KB).nr, "shrunk.1048576kB.nr");
 	check_eq(0, hvo_read(SZ_1G_KB).optimized, "shrunk.1048576kB.optimized");
 	check_eq(0, hvo_read(SZ_1G_KB).freed, "shrunk.1048576kB.freed");
-	check_eq(pgt1g, hvo_read(SZ_1G_KB).pgtables, "shrunk.1048576kB.pgtables-stay");
-	/* each page returns 1 GiB to the buddy allocator less its vmemmap */
-	check_near(nr_1g * (SZ_1G_KB - (VMEMMAP_PAGES(SZ_1G_KB) - 1) * KIB_PER_PAGE),
+	/* the 7 PMDs that shared a PTE table get one each again */
+	check_eq(pgt1g + nr_1g * (PGTABLES_1G_RESTORED - PGTABLES_1G),
+		 hvo_read(SZ_1G_KB).pgtables, "shrunk.1048576kB.pgtables-unshared");
+	/* each page returns 1 GiB less its vmemmap and the new PTE tables */
+	check_near(nr_1g * (SZ_1G_KB - (VMEMMAP_PAGES(SZ_1G_KB) - 1 +
+					PGTABLES_1G_RESTORED - PGTABLES_1G) * KIB_PER_PAGE),
 		   free2 - free1, MEMFREE_SLACK_KB, "shrunk.1048576kB.MemFree-back");
+	pgt1g = hvo_read(SZ_1G_KB).pgtables;
 	check_eq(-(pgt2m + pgt1g) * KIB_PER_PAGE, meminfo("HugetlbVmemmapSaved"),
 		 "shrunk.meminfo-only-pgtables-left");
 	check_nodes(SZ_2M_KB, "shrunk");
@@ -785,6 +796,10 @@ static void check_adds_up(const char *when, long size_kb)
 	      h.optimized, h.nr);
 	snprintf(name, sizeof(name), "%s.%ldkB.freed-per-optimized", when, size_kb);
 	check_eq(h.optimized * (VMEMMAP_PAGES(size_kb) - 1), h.freed, name);
+	/* at most one PTE table per vmemmap PMD: a count that went below 0 is huge */
+	snprintf(name, sizeof(name), "%s.%ldkB.pgtables-le-vmemmap-pmds", when, size_kb);
+	check(h.pgtables <= meminfo("MemTotal") / KIB_PER_PAGE / (long)PFNS_PER_VMEMMAP_PMD + 64,
+	      name, "%ld PTE tables, MemTotal %ld kB", h.pgtables, meminfo("MemTotal"));
 	check_nodes(size_kb, when);
 }
 
@@ -1867,6 +1882,155 @@ static void scenario_demote(void)
 		   MEMFREE_SLACK_KB, "demote-emptied.MemFree-back");
 }
 
+/* ---- cycle1g: 1 GiB pages optimized, restored and optimized again ---- */
+
+#define CYCLE_MAX	16
+
+/*
+ * What the last step left: the free memory, the net vmemmap pages given
+ * back, the pool, and every 1 GiB range that was ever in the pool.
+ */
+struct cycle {
+	unsigned long seen[CYCLE_MAX];
+	size_t nr_seen;
+	long free, net, nr;
+	bool started;
+};
+
+static int block_state(unsigned long block, const char *state);
+static unsigned long block_pfns(void);
+
+/*
+ * After each step the PTE tables of the 1 GiB pool are known exactly: 2 for
+ * every page in the pool (optimized), 8 for every 1 GiB range that was in
+ * the pool and is not any more (restored, its tables stay).  Free memory
+ * must move by the pool's pages, the net change of the counters and
+ * @other_kb (memory that went offline or came online).
+ */
+static void cycle_step(struct cycle *c, const char *when, long other_kb)
+{
+	unsigned long heads[CYCLE_MAX];
+	size_t n = pool_heads(SZ_1G_KB, heads, CYCLE_MAX), i, j;
+	long free = free_kb(), net = vmemmap_net_pages();
+	struct hvo g = hvo_read(SZ_1G_KB);
+	char name[128];
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < c->nr_seen && c->seen[j] != heads[i]; j++)
+			;
+		if (j == c->nr_seen && c->nr_seen < CYCLE_MAX)
+			c->seen[c->nr_seen++] = heads[i];
+	}
+	say("info %s: pool %ld, %zu ranges seen, PTE tables %ld, free %ld kB", when,
+	    g.nr, c->nr_seen, g.pgtables, free);
+	snprintf(name, sizeof(name), "%s.heads-in-kpageflags", when);
+	check_eq(g.nr, (long)n, name);
+	if (g.nr)
+		check_optimized(when, SZ_1G_KB, g.nr);
+	else
+		check_adds_up(when, SZ_1G_KB);
+	snprintf(name, sizeof(name), "%s.1048576kB.pgtables", when);
+	check_eq((long)n * PGTABLES_1G + (long)(c->nr_seen - n) * PGTABLES_1G_RESTORED,
+		 g.pgtables, name);
+	if (c->started) {
+		snprintf(name, sizeof(name), "%s.MemFree-follows-counters", when);
+		check_near(-(g.nr - c->nr) * SZ_1G_KB + (net - c->net) * KIB_PER_PAGE +
+			   other_kb, free - c->free, MEMFREE_SLACK_KB, name);
+	}
+	check_meminfo_line(when);
+	check_nodes(SZ_1G_KB, when);
+	c->free = free;
+	c->net = net;
+	c->nr = g.nr;
+	c->started = true;
+}
+
+/*
+ * 1 GiB pages from a 3 GiB CMA area.  A hardware error in one free optimized
+ * page dissolves it (its vmemmap is restored outside of a pool shrink), the
+ * offlining of a memory block of the other must leave it alone; then the
+ * pool grows and empties three times in the two ranges left, so that ranges
+ * whose PMDs were split before are optimized again.  The counters, the PTE
+ * tables and free memory must agree after every step.
+ *
+ * The CMA area keeps the 1 GiB ranges free for the pool: outside of it, each
+ * restore puts 16 MiB of vmemmap and 7 PTE tables, unmovable, wherever the
+ * page allocator has room, often in a free 1 GiB range, and after two
+ * rounds an 8 GiB guest had no range left for a 1 GiB page (stock 6.1
+ * restores the same way).
+ */
+static void scenario_cycle1g(void)
+{
+	unsigned long heads[2], pfn, block, per = block_pfns();
+	struct cycle c = { .nr_seen = 0 };
+	char when[64];
+	int round, err;
+	long hc;
+
+	check_eq(0, hp_read(SZ_2M_KB, "nr_hugepages"), "cycle.no-2M-pool");
+	cycle_step(&c, "cycle-boot", 0);
+	if (need_pool(SZ_1G_KB, 2) != 2)
+		return;
+	cycle_step(&c, "cycle-grown", 0);
+	if (pool_heads(SZ_1G_KB, heads, 2) != 2)
+		die("cycle: two 1 GiB pages in the pool but not in /proc/kpageflags");
+
+	if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) && errno != EBUSY)
+		die("mount debugfs: %s", strerror(errno));
+	/* a read-only alias past the first PMD: its PTE table was shared */
+	pfn = heads[0] + PFNS_PER_VMEMMAP_PMD + 1;
+	hc = meminfo("HardwareCorrupted");
+	err = try_write(CORRUPT_PFN, pfn);
+	/* free_contig_range() keeps the page off the free lists: EBUSY, see fault_free_1g() */
+	check(err == 0 || err == EBUSY, "cycle-poisoned.accepted", "corrupt-pfn %#lx: %s",
+	      pfn, err ? strerror(err) : "ok");
+	check_corrupted("cycle-poisoned.HardwareCorrupted", hc, 1);
+	check_poisoned("cycle-poisoned.pfn-poisoned", pfn);
+	if (err == EBUSY)
+		expect_failed(&pfn, 1);
+	check_eq(1, hp_read(SZ_1G_KB, "nr_hugepages"), "cycle-poisoned.1G-pool");
+	/* the poisoned 4 KiB page stays out of the allocator: within the slack */
+	cycle_step(&c, "cycle-poisoned", 0);
+
+	/*
+	 * Offlining a memory block (128 MiB here) inside a free 1 GiB pool
+	 * page: 6.1 isolates the block's edges by migrating the compound page
+	 * that crosses them, which it cannot do for a gigantic page, so it
+	 * refuses (EBUSY) and the page must stay whole and optimized; a kernel
+	 * that dissolves the page instead must restore its vmemmap exactly.
+	 */
+	block = heads[1] / per;
+	err = block_state(block, "offline");
+	say("info cycle: offline memory%lu, inside a free 1 GiB page: %s", block,
+	    err ? strerror(err) : "ok");
+	if (err) {
+		check(err == EBUSY, "cycle-offline.refused-busy", "memory%lu: %s", block,
+		      strerror(err));
+		check_eq(1, hp_read(SZ_1G_KB, "nr_hugepages"), "cycle-offline.page-kept");
+		cycle_step(&c, "cycle-offline-refused", 0);
+	} else {
+		check_eq(0, hp_read(SZ_1G_KB, "nr_hugepages"), "cycle-offline.page-dissolved");
+		cycle_step(&c, "cycle-offline", -(long)(per * KIB_PER_PAGE));
+		err = block_state(block, "online");
+		check(err == 0, "cycle-online.block", "memory%lu online: %s", block,
+		      err ? strerror(err) : "ok");
+		cycle_step(&c, "cycle-online", err ? 0 : (long)(per * KIB_PER_PAGE));
+	}
+	set_pool(SZ_1G_KB, 0);
+	cycle_step(&c, "cycle-emptied", 0);
+
+	for (round = 1; round <= 3; round++) {
+		snprintf(when, sizeof(when), "cycle%d-grown", round);
+		need_pool(SZ_1G_KB, 2);
+		cycle_step(&c, when, 0);
+		snprintf(when, sizeof(when), "cycle%d-emptied", round);
+		set_pool(SZ_1G_KB, 0);
+		cycle_step(&c, when, 0);
+	}
+	/* the poisoned range, and two that were optimized, restored, optimized */
+	check_eq(3, (long)c.nr_seen, "cycle.ranges-reused");
+}
+
 /* ---- zones: a 1 GiB page from the command line across a zone boundary ---- */
 
 struct zone_info {
@@ -2187,11 +2351,14 @@ int main(int argc, char **argv)
 		scenario_hotplug(argc > 2 && !strcmp(argv[2], "free"));
 	else if (!strcmp(s, "zones"))
 		scenario_zones();
+	else if (!strcmp(s, "cycle1g"))
+		scenario_cycle1g();
 	else if (!strcmp(s, "dmesg"))
 		scenario_dmesg();
 	else
 		die("usage: hvoprobe boot-on|boot-off|runtime|shrink [NR_1G [NR_2M]] | "
-		    "stress|walkers|fault [SECONDS] | restorefail | demote | hotplug [free] | zones | dmesg");
+		    "stress|walkers|fault [SECONDS] | restorefail | demote | hotplug [free] | zones | "
+		    "cycle1g | dmesg");
 
 	say("done %s (%d failed)", s, failures);
 	return failures ? 1 : 0;

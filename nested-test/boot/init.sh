@@ -80,7 +80,7 @@ selftests() {
 
 # The fault scenarios: a task blocked for 30 s is a hang worth reporting.
 case $scenario in
-fault|walkers|restorefail|demote|hotplug) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
+fault|walkers|restorefail|demote|hotplug|cycle1g) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
 esac
 
 : > /tmp/probe.out
@@ -136,6 +136,10 @@ hotplug)
 zones)
 	# a 1 GiB page from the command line across the start of ZONE_MOVABLE
 	hvoprobe zones
+	;;
+cycle1g)
+	# 1 GiB pages optimized, restored, optimized again, poisoned, offlined
+	hvoprobe cycle1g
 	;;
 *)		echo "HVOPROBE: not ok scenario: unknown '$scenario'" ;;
 esac 2>&1 | tee /tmp/probe.out
