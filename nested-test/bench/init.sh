@@ -49,6 +49,8 @@ pool2m)		hvobench pool 2048 3072 "$rounds" ;;
 pool1g)		hvobench pool 1048576 4 "$rounds" ;;
 boot-on)	hvobench uptime boot-4x1GiB on ;;
 boot-off)	hvobench uptime boot-4x1GiB off ;;
+boot16-on)	hvobench uptime boot-16x1GiB on ;;
+boot16-off)	hvobench uptime boot-16x1GiB off ;;
 *)		echo "HVOBENCH: error unknown scenario '$scenario'" ;;
 esac 2>&1 | tee /tmp/bench.out
 echo "HVOPROBE: end $scenario"
