@@ -9,6 +9,11 @@
  *	prints "HVOBENCH: sample KERNEL METRIC MODE SECONDS" lines.
  *   hvobench uptime METRIC MODE
  *	prints the seconds since boot as one sample (boot to ready pool).
+ *   hvobench initcall METRIC MODE FUNCTION
+ *	prints the time the initcall FUNCTION took as one sample, from the
+ *	"initcall FUNCTION+... returned ... after N usecs" line that
+ *	initcall_debug puts in the kernel log (hugetlb_init: gathering the
+ *	boot-time pages and optimizing their vmemmap).
  *
  * On the host:
  *   hvobench summarize CONSOLE_LOG...
@@ -20,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/klog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,6 +119,30 @@ static void uptime(const char *metric, const char *mode)
 		die("cannot read %s", "/proc/uptime");
 	fclose(f);
 	printf("HVOBENCH: sample %s %s %s %.6f\n", kernel_label(), metric, mode, up);
+}
+
+static void initcall(const char *metric, const char *mode, const char *func)
+{
+	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	char *buf, *line, *save, want[96];
+	long usecs = -1;
+
+	if (len <= 0 || !(buf = calloc(1, (size_t)len + 1)))
+		die("cannot size the kernel log%s", "");
+	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len);
+	if (len < 0)
+		die("cannot read the kernel log%s", "");
+	snprintf(want, sizeof(want), "initcall %s+", func);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *p = strstr(line, want), *a;
+
+		if (p && strstr(p, " returned ") && (a = strstr(p, " after ")))
+			usecs = atol(a + 7);
+	}
+	free(buf);
+	if (usecs < 0)
+		die("no 'returned' line of initcall %s: is initcall_debug on?", func);
+	printf("HVOBENCH: sample %s %s %s %.6f\n", kernel_label(), metric, mode, usecs / 1e6);
 }
 
 /* ---- host side ---- */
@@ -209,10 +239,13 @@ int main(int argc, char **argv)
 		pool(atol(argv[2]), atol(argv[3]), atoi(argv[4]));
 	else if (argc == 4 && !strcmp(argv[1], "uptime"))
 		uptime(argv[2], argv[3]);
+	else if (argc == 5 && !strcmp(argv[1], "initcall"))
+		initcall(argv[2], argv[3], argv[4]);
 	else if (argc >= 3 && !strcmp(argv[1], "summarize"))
 		return summarize(argc - 2, argv + 2);
 	else {
-		fprintf(stderr, "usage: hvobench pool SIZE_KB COUNT ROUNDS | uptime METRIC MODE | summarize LOG...\n");
+		fprintf(stderr, "usage: hvobench pool SIZE_KB COUNT ROUNDS | uptime METRIC MODE | "
+			"initcall METRIC MODE FUNCTION | summarize LOG...\n");
 		return 2;
 	}
 	return 0;

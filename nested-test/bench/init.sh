@@ -49,8 +49,11 @@ pool2m)		hvobench pool 2048 3072 "$rounds" ;;
 pool1g)		hvobench pool 1048576 4 "$rounds" ;;
 boot-on)	hvobench uptime boot-4x1GiB on ;;
 boot-off)	hvobench uptime boot-4x1GiB off ;;
-boot16-on)	hvobench uptime boot-16x1GiB on ;;
-boot16-off)	hvobench uptime boot-16x1GiB off ;;
+boot16-on|boot16-off)
+	m=${scenario#boot16-}
+	hvobench uptime boot-16x1GiB "$m"
+	hvobench initcall hugetlb_init-16x1GiB "$m" hugetlb_init
+	;;
 *)		echo "HVOBENCH: error unknown scenario '$scenario'" ;;
 esac 2>&1 | tee /tmp/bench.out
 echo "HVOPROBE: end $scenario"
