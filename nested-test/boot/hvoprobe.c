@@ -536,19 +536,27 @@ static const char *const kernel_users[] = {
 #define NR_KERNEL_USERS (sizeof(kernel_users) / sizeof(kernel_users[0]))
 #define NR_KERNEL_USERS_SUMMED (NR_KERNEL_USERS - 1)
 
-static void kernel_users_read(long *v)
+/* Free memory, and what the kernel's own users of it hold. */
+struct freemem {
+	long free, users[NR_KERNEL_USERS];
+};
+
+static struct freemem freemem_read(void)
 {
+	struct freemem m;
 	unsigned int i;
 
 	for (i = 0; i < NR_KERNEL_USERS; i++)
-		v[i] = meminfo(kernel_users[i]);
+		m.users[i] = meminfo(kernel_users[i]);
+	m.free = free_kb();
+	return m;
 }
 
 /*
- * Says where free memory went between two kernel_users_read()s.
- * Return: the kB those users took.
+ * Says where free memory went between two freemem_read()s.
+ * Return: the kB the kernel's own users took meanwhile.
  */
-static long kernel_users_info(const char *when, const long *a, const long *b)
+static long freemem_took(const char *when, const struct freemem *a, const struct freemem *b)
 {
 	char line[256] = "";
 	unsigned int i;
@@ -556,9 +564,9 @@ static long kernel_users_info(const char *when, const long *a, const long *b)
 
 	for (i = 0; i < NR_KERNEL_USERS; i++) {
 		snprintf(line + strlen(line), sizeof(line) - strlen(line), " %s %+ld",
-			 kernel_users[i], b[i] - a[i]);
+			 kernel_users[i], b->users[i] - a->users[i]);
 		if (i < NR_KERNEL_USERS_SUMMED)
-			sum += b[i] - a[i];
+			sum += b->users[i] - a->users[i];
 	}
 	say("info %s: kB%s", when, line);
 	return sum;
@@ -571,19 +579,19 @@ static long kernel_users_info(const char *when, const long *a, const long *b)
 static void scenario_shrink(long nr_1g, long nr_2m)
 {
 	long free0, free1, free2, pgt2m, pgt1g, took1, took2;
-	long k0[NR_KERNEL_USERS], k1[NR_KERNEL_USERS], k2[NR_KERNEL_USERS];
+	struct freemem m0, m1, m2;
 
-	kernel_users_read(k0);
-	free0 = free_kb();
+	m0 = freemem_read();
+	free0 = m0.free;
 	need_pool(SZ_2M_KB, nr_2m);
 	check_optimized("shrink-grown", SZ_2M_KB, nr_2m);
 	pgt2m = hvo_read(SZ_2M_KB).pgtables;
 	pgt1g = hvo_read(SZ_1G_KB).pgtables;
 
 	set_pool(SZ_2M_KB, 0);
-	free1 = free_kb();
-	kernel_users_read(k1);
-	took1 = kernel_users_info("shrunk.2048kB", k0, k1);
+	m1 = freemem_read();
+	free1 = m1.free;
+	took1 = freemem_took("shrunk.2048kB", &m0, &m1);
 	check_eq(0, hvo_read(SZ_2M_KB).optimized, "shrunk.2048kB.optimized");
 	check_eq(0, hvo_read(SZ_2M_KB).freed, "shrunk.2048kB.freed");
 	check_eq(pgt2m, hvo_read(SZ_2M_KB).pgtables, "shrunk.2048kB.pgtables-stay");
@@ -592,9 +600,9 @@ static void scenario_shrink(long nr_1g, long nr_2m)
 		   "shrunk.2048kB.MemFree-back");
 
 	set_pool(SZ_1G_KB, 0);
-	free2 = free_kb();
-	kernel_users_read(k2);
-	took2 = kernel_users_info("shrunk.1048576kB", k1, k2);
+	m2 = freemem_read();
+	free2 = m2.free;
+	took2 = freemem_took("shrunk.1048576kB", &m1, &m2);
 	check_eq(0, hvo_read(SZ_1G_KB).nr, "shrunk.1048576kB.nr");
 	check_eq(0, hvo_read(SZ_1G_KB).optimized, "shrunk.1048576kB.optimized");
 	check_eq(0, hvo_read(SZ_1G_KB).freed, "shrunk.1048576kB.freed");
@@ -1792,15 +1800,14 @@ static void scenario_restorefail(void)
 	const char *needle = "FAULT_INJECTION: forcing a failure";
 	const long pool = 512;
 	int errs[20], tries = 0, nr_fd, mif_fd, i;
-	long free0, lines0, injected, kept, surplus, pgt, took, ku0[NR_KERNEL_USERS],
-		ku1[NR_KERNEL_USERS];
+	long lines0, injected, kept, surplus, pgt;
+	struct freemem m0, m1;
 	char path[128], msg[256] = "";
 	struct hvo s;
 
 	if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) && errno != EBUSY)
 		die("mount debugfs: %s", strerror(errno));
-	kernel_users_read(ku0);
-	free0 = free_kb();
+	m0 = freemem_read();
 	need_pool(SZ_2M_KB, pool);
 	check_optimized("restorefail-grown", SZ_2M_KB, pool);
 
@@ -1860,11 +1867,10 @@ static void scenario_restorefail(void)
 	check_eq(0, hp_read(SZ_2M_KB, "surplus_hugepages"), "restorefail-emptied.surplus");
 	check_meminfo_line("restorefail-emptied");
 	pgt = hvo_read(SZ_2M_KB).pgtables;
-	kernel_users_read(ku1);
-	took = kernel_users_info("restorefail-emptied", ku0, ku1);
+	m1 = freemem_read();
 	/* the PTE tables stay allocated: that is all that may be missing */
-	check_near(free0 - pgt * KIB_PER_PAGE - took, free_kb(), MEMFREE_SLACK_KB,
-		   "restorefail-emptied.MemFree-back");
+	check_near(m0.free - pgt * KIB_PER_PAGE - freemem_took("restorefail-emptied", &m0, &m1),
+		   m1.free, MEMFREE_SLACK_KB, "restorefail-emptied.MemFree-back");
 }
 
 /* ---- demote: a 1 GiB HVO page split into 512 x 2 MiB pages ---- */
@@ -1885,8 +1891,8 @@ static long vmemmap_net_pages(void)
 static void scenario_demote(void)
 {
 	const char *demote = "/sys/kernel/mm/hugepages/hugepages-1048576kB/demote";
-	long free0, free1, net0, net1, nr1g, nr2m, pgt, took;
-	long ku0[NR_KERNEL_USERS], ku1[NR_KERNEL_USERS];
+	long free0, free1, net0, net1, nr1g, nr2m, pgt;
+	struct freemem mem0, mem1;
 	struct hvo g0, m0, g, m;
 	int err;
 
@@ -1896,8 +1902,8 @@ static void scenario_demote(void)
 	nr2m = hp_read(SZ_2M_KB, "nr_hugepages");
 	g0 = hvo_read(SZ_1G_KB);
 	m0 = hvo_read(SZ_2M_KB);
-	kernel_users_read(ku0);
-	free0 = free_kb();
+	mem0 = freemem_read();
+	free0 = mem0.free;
 	net0 = vmemmap_net_pages();
 
 	err = try_write(demote, 1);
@@ -1929,164 +1935,11 @@ static void scenario_demote(void)
 	check_emptied("demote-emptied", SZ_1G_KB);
 	check_meminfo_line("demote-emptied");
 	pgt = hvo_read(SZ_2M_KB).pgtables + hvo_read(SZ_1G_KB).pgtables;
-	kernel_users_read(ku1);
-	took = kernel_users_info("demote-emptied", ku0, ku1);
+	mem1 = freemem_read();
 	/* 2 GiB back less the two restored vmemmaps, all given back at boot */
-	check_near(free0 + 2 * SZ_1G_KB - (net0 + pgt) * KIB_PER_PAGE - took, free_kb(),
+	check_near(free0 + 2 * SZ_1G_KB - (net0 + pgt) * KIB_PER_PAGE -
+		   freemem_took("demote-emptied", &mem0, &mem1), mem1.free,
 		   MEMFREE_SLACK_KB, "demote-emptied.MemFree-back");
-}
-
-/* ---- cycle1g: 1 GiB pages optimized, restored and optimized again ---- */
-
-#define CYCLE_MAX	16
-
-/*
- * What the last step left: the free memory, the net vmemmap pages given
- * back, the pool, and every 1 GiB range that was ever in the pool.
- */
-struct cycle {
-	unsigned long seen[CYCLE_MAX];
-	size_t nr_seen;
-	long free, net, nr, users[NR_KERNEL_USERS];
-	bool started;
-};
-
-static int block_state(unsigned long block, const char *state);
-static unsigned long block_pfns(void);
-
-/*
- * After each step the PTE tables of the 1 GiB pool are known exactly: 2 for
- * every page in the pool (optimized), 8 for every 1 GiB range that was in
- * the pool and is not any more (restored, its tables stay).  Free memory
- * must move by the pool's pages, the net change of the counters and
- * @other_kb (memory that went offline or came online).
- */
-static void cycle_step(struct cycle *c, const char *when, long other_kb)
-{
-	unsigned long heads[CYCLE_MAX];
-	size_t n = pool_heads(SZ_1G_KB, heads, CYCLE_MAX), i, j;
-	long free = free_kb(), net = vmemmap_net_pages(), users[NR_KERNEL_USERS], took = 0;
-	struct hvo g = hvo_read(SZ_1G_KB);
-	char name[128];
-
-	kernel_users_read(users);
-	if (c->started)
-		took = kernel_users_info(when, c->users, users);
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < c->nr_seen && c->seen[j] != heads[i]; j++)
-			;
-		if (j == c->nr_seen && c->nr_seen < CYCLE_MAX)
-			c->seen[c->nr_seen++] = heads[i];
-	}
-	say("info %s: pool %ld, %zu ranges seen, PTE tables %ld, free %ld kB", when,
-	    g.nr, c->nr_seen, g.pgtables, free);
-	snprintf(name, sizeof(name), "%s.heads-in-kpageflags", when);
-	check_eq(g.nr, (long)n, name);
-	if (g.nr)
-		check_optimized(when, SZ_1G_KB, g.nr);
-	else
-		check_adds_up(when, SZ_1G_KB);
-	snprintf(name, sizeof(name), "%s.1048576kB.pgtables", when);
-	check_eq((long)n * PGTABLES_1G + (long)(c->nr_seen - n) * PGTABLES_1G_RESTORED,
-		 g.pgtables, name);
-	if (c->started) {
-		snprintf(name, sizeof(name), "%s.MemFree-follows-counters", when);
-		check_near(-(g.nr - c->nr) * SZ_1G_KB + (net - c->net) * KIB_PER_PAGE +
-			   other_kb - took, free - c->free, MEMFREE_SLACK_KB, name);
-	}
-	check_meminfo_line(when);
-	check_nodes(SZ_1G_KB, when);
-	c->free = free;
-	c->net = net;
-	c->nr = g.nr;
-	memcpy(c->users, users, sizeof(users));
-	c->started = true;
-}
-
-/*
- * 1 GiB pages from a 3 GiB CMA area.  A hardware error in one free optimized
- * page dissolves it (its vmemmap is restored outside of a pool shrink), the
- * offlining of a memory block of the other must leave it alone; then the
- * pool grows and empties three times in the two ranges left, so that ranges
- * whose PMDs were split before are optimized again.  The counters, the PTE
- * tables and free memory must agree after every step.
- *
- * The CMA area keeps the 1 GiB ranges free for the pool: outside of it, each
- * restore puts 16 MiB of vmemmap and 7 PTE tables, unmovable, wherever the
- * page allocator has room, often in a free 1 GiB range, and after two
- * rounds an 8 GiB guest had no range left for a 1 GiB page (stock 6.1
- * restores the same way).
- */
-static void scenario_cycle1g(void)
-{
-	unsigned long heads[2], pfn, block, per = block_pfns();
-	struct cycle c = { .nr_seen = 0 };
-	char when[64];
-	int round, err;
-	long hc;
-
-	check_eq(0, hp_read(SZ_2M_KB, "nr_hugepages"), "cycle.no-2M-pool");
-	cycle_step(&c, "cycle-boot", 0);
-	if (need_pool(SZ_1G_KB, 2) != 2)
-		return;
-	cycle_step(&c, "cycle-grown", 0);
-	if (pool_heads(SZ_1G_KB, heads, 2) != 2)
-		die("cycle: two 1 GiB pages in the pool but not in /proc/kpageflags");
-
-	if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) && errno != EBUSY)
-		die("mount debugfs: %s", strerror(errno));
-	/* a read-only alias past the first PMD: its PTE table was shared */
-	pfn = heads[0] + PFNS_PER_VMEMMAP_PMD + 1;
-	hc = meminfo("HardwareCorrupted");
-	err = try_write(CORRUPT_PFN, pfn);
-	/* free_contig_range() keeps the page off the free lists: EBUSY, see fault_free_1g() */
-	check(err == 0 || err == EBUSY, "cycle-poisoned.accepted", "corrupt-pfn %#lx: %s",
-	      pfn, err ? strerror(err) : "ok");
-	check_corrupted("cycle-poisoned.HardwareCorrupted", hc, 1);
-	check_poisoned("cycle-poisoned.pfn-poisoned", pfn);
-	if (err == EBUSY)
-		expect_failed(&pfn, 1);
-	check_eq(1, hp_read(SZ_1G_KB, "nr_hugepages"), "cycle-poisoned.1G-pool");
-	/* the poisoned 4 KiB page stays out of the allocator: within the slack */
-	cycle_step(&c, "cycle-poisoned", 0);
-
-	/*
-	 * Offlining a memory block (128 MiB here) inside a free 1 GiB pool
-	 * page: 6.1 isolates the block's edges by migrating the compound page
-	 * that crosses them, which it cannot do for a gigantic page, so it
-	 * refuses (EBUSY) and the page must stay whole and optimized; a kernel
-	 * that dissolves the page instead must restore its vmemmap exactly.
-	 */
-	block = heads[1] / per;
-	err = block_state(block, "offline");
-	say("info cycle: offline memory%lu, inside a free 1 GiB page: %s", block,
-	    err ? strerror(err) : "ok");
-	if (err) {
-		check(err == EBUSY, "cycle-offline.refused-busy", "memory%lu: %s", block,
-		      strerror(err));
-		check_eq(1, hp_read(SZ_1G_KB, "nr_hugepages"), "cycle-offline.page-kept");
-		cycle_step(&c, "cycle-offline-refused", 0);
-	} else {
-		check_eq(0, hp_read(SZ_1G_KB, "nr_hugepages"), "cycle-offline.page-dissolved");
-		cycle_step(&c, "cycle-offline", -(long)(per * KIB_PER_PAGE));
-		err = block_state(block, "online");
-		check(err == 0, "cycle-online.block", "memory%lu online: %s", block,
-		      err ? strerror(err) : "ok");
-		cycle_step(&c, "cycle-online", err ? 0 : (long)(per * KIB_PER_PAGE));
-	}
-	set_pool(SZ_1G_KB, 0);
-	cycle_step(&c, "cycle-emptied", 0);
-
-	for (round = 1; round <= 3; round++) {
-		snprintf(when, sizeof(when), "cycle%d-grown", round);
-		need_pool(SZ_1G_KB, 2);
-		cycle_step(&c, when, 0);
-		snprintf(when, sizeof(when), "cycle%d-emptied", round);
-		set_pool(SZ_1G_KB, 0);
-		cycle_step(&c, when, 0);
-	}
-	/* the poisoned range, and two that were optimized, restored, optimized */
-	check_eq(3, (long)c.nr_seen, "cycle.ranges-reused");
 }
 
 /* ---- zones: a 1 GiB page from the command line across a zone boundary ---- */
@@ -2262,16 +2115,15 @@ static void scenario_hotplug(bool with_free)
 {
 	unsigned long heads[HOTPLUG_POOL], blocks[HOTPLUG_BLOCKS], per = block_pfns();
 	unsigned long mapped[HOTPLUG_MAPPED], moved[HOTPLUG_MAPPED];
-	long free0, pgt, offlined = 0, i, j, nheads, nblocks = 0, took;
-	long ku0[NR_KERNEL_USERS], ku1[NR_KERNEL_USERS];
+	long pgt, offlined = 0, i, j, nheads, nblocks = 0;
+	struct freemem m0, m1;
 	bool off[HOTPLUG_BLOCKS] = { false };
 	int sync[2], done[2], err;
 	char name[64];
 	void *addr;
 	pid_t child;
 
-	kernel_users_read(ku0);
-	free0 = free_kb();
+	m0 = freemem_read();
 	need_pool(SZ_2M_KB, HOTPLUG_POOL);
 	check_optimized("hotplug-grown", SZ_2M_KB, HOTPLUG_POOL);
 	if (pipe(sync) || pipe(done))
@@ -2370,10 +2222,159 @@ static void scenario_hotplug(bool with_free)
 	check_emptied("hotplug-emptied", SZ_2M_KB);
 	check_meminfo_line("hotplug-emptied");
 	pgt = hvo_read(SZ_2M_KB).pgtables;
-	kernel_users_read(ku1);
-	took = kernel_users_info("hotplug-emptied", ku0, ku1);
-	check_near(free0 - pgt * KIB_PER_PAGE - took, free_kb(), 4 * MEMFREE_SLACK_KB,
-		   "hotplug-emptied.MemFree-back");
+	m1 = freemem_read();
+	check_near(m0.free - pgt * KIB_PER_PAGE - freemem_took("hotplug-emptied", &m0, &m1),
+		   m1.free, 4 * MEMFREE_SLACK_KB, "hotplug-emptied.MemFree-back");
+}
+
+/* ---- cycle1g: 1 GiB pages optimized, restored and optimized again ---- */
+
+#define CYCLE_MAX	16
+
+/*
+ * What the last step left: the free memory, the net vmemmap pages given
+ * back, the pool, and every 1 GiB range that was ever in the pool.
+ */
+struct cycle {
+	unsigned long seen[CYCLE_MAX];
+	size_t nr_seen;
+	struct freemem mem;
+	long net, nr;
+	bool started;
+};
+
+/*
+ * After each step the PTE tables of the 1 GiB pool are known exactly: 2 for
+ * every page in the pool (optimized), 8 for every 1 GiB range that was in
+ * the pool and is not any more (restored, its tables stay).  Free memory
+ * must move by the pool's pages, the net change of the counters and
+ * @other_kb (memory that went offline or came online).
+ */
+static void cycle_step(struct cycle *c, const char *when, long other_kb)
+{
+	unsigned long heads[CYCLE_MAX];
+	size_t n = pool_heads(SZ_1G_KB, heads, CYCLE_MAX), i, j;
+	struct freemem mem = freemem_read();
+	long net = vmemmap_net_pages(), took = 0;
+	struct hvo g = hvo_read(SZ_1G_KB);
+	char name[128];
+
+	if (c->started)
+		took = freemem_took(when, &c->mem, &mem);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < c->nr_seen && c->seen[j] != heads[i]; j++)
+			;
+		if (j == c->nr_seen && c->nr_seen < CYCLE_MAX)
+			c->seen[c->nr_seen++] = heads[i];
+	}
+	say("info %s: pool %ld, %zu ranges seen, PTE tables %ld, free %ld kB", when,
+	    g.nr, c->nr_seen, g.pgtables, mem.free);
+	snprintf(name, sizeof(name), "%s.heads-in-kpageflags", when);
+	check_eq(g.nr, (long)n, name);
+	if (g.nr)
+		check_optimized(when, SZ_1G_KB, g.nr);
+	else
+		check_adds_up(when, SZ_1G_KB);
+	snprintf(name, sizeof(name), "%s.1048576kB.pgtables", when);
+	check_eq((long)n * PGTABLES_1G + (long)(c->nr_seen - n) * PGTABLES_1G_RESTORED,
+		 g.pgtables, name);
+	if (c->started) {
+		snprintf(name, sizeof(name), "%s.MemFree-follows-counters", when);
+		check_near(-(g.nr - c->nr) * SZ_1G_KB + (net - c->net) * KIB_PER_PAGE +
+			   other_kb - took, mem.free - c->mem.free, MEMFREE_SLACK_KB, name);
+	}
+	check_meminfo_line(when);
+	check_nodes(SZ_1G_KB, when);
+	c->mem = mem;
+	c->net = net;
+	c->nr = g.nr;
+	c->started = true;
+}
+
+/*
+ * 1 GiB pages from a 3 GiB CMA area.  A hardware error in one free optimized
+ * page dissolves it (its vmemmap is restored outside of a pool shrink), the
+ * offlining of a memory block of the other must leave it alone; then the
+ * pool grows and empties three times in the two ranges left, so that ranges
+ * whose PMDs were split before are optimized again.  The counters, the PTE
+ * tables and free memory must agree after every step.
+ *
+ * The CMA area keeps the 1 GiB ranges free for the pool: outside of it, each
+ * restore puts 16 MiB of vmemmap and 7 PTE tables, unmovable, wherever the
+ * page allocator has room, often in a free 1 GiB range, and after two
+ * rounds an 8 GiB guest had no range left for a 1 GiB page (stock 6.1
+ * restores the same way).
+ */
+static void scenario_cycle1g(void)
+{
+	unsigned long heads[2], pfn, block, per = block_pfns();
+	struct cycle c = { .nr_seen = 0 };
+	char when[64];
+	int round, err;
+	long hc;
+
+	check_eq(0, hp_read(SZ_2M_KB, "nr_hugepages"), "cycle.no-2M-pool");
+	cycle_step(&c, "cycle-boot", 0);
+	if (need_pool(SZ_1G_KB, 2) != 2)
+		return;
+	cycle_step(&c, "cycle-grown", 0);
+	if (pool_heads(SZ_1G_KB, heads, 2) != 2)
+		die("cycle: two 1 GiB pages in the pool but not in /proc/kpageflags");
+
+	if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) && errno != EBUSY)
+		die("mount debugfs: %s", strerror(errno));
+	/* a read-only alias past the first PMD: its PTE table was shared */
+	pfn = heads[0] + PFNS_PER_VMEMMAP_PMD + 1;
+	hc = meminfo("HardwareCorrupted");
+	err = try_write(CORRUPT_PFN, pfn);
+	/* free_contig_range() keeps the page off the free lists: EBUSY, see fault_free_1g() */
+	check(err == 0 || err == EBUSY, "cycle-poisoned.accepted", "corrupt-pfn %#lx: %s",
+	      pfn, err ? strerror(err) : "ok");
+	check_corrupted("cycle-poisoned.HardwareCorrupted", hc, 1);
+	check_poisoned("cycle-poisoned.pfn-poisoned", pfn);
+	if (err == EBUSY)
+		expect_failed(&pfn, 1);
+	check_eq(1, hp_read(SZ_1G_KB, "nr_hugepages"), "cycle-poisoned.1G-pool");
+	/* the poisoned 4 KiB page stays out of the allocator: within the slack */
+	cycle_step(&c, "cycle-poisoned", 0);
+
+	/*
+	 * Offlining a memory block (128 MiB here) inside a free 1 GiB pool
+	 * page: 6.1 isolates the block's edges by migrating the compound page
+	 * that crosses them, which it cannot do for a gigantic page, so it
+	 * refuses (EBUSY) and the page must stay whole and optimized; a kernel
+	 * that dissolves the page instead must restore its vmemmap exactly.
+	 */
+	block = heads[1] / per;
+	err = block_state(block, "offline");
+	say("info cycle: offline memory%lu, inside a free 1 GiB page: %s", block,
+	    err ? strerror(err) : "ok");
+	if (err) {
+		check(err == EBUSY, "cycle-offline.refused-busy", "memory%lu: %s", block,
+		      strerror(err));
+		check_eq(1, hp_read(SZ_1G_KB, "nr_hugepages"), "cycle-offline.page-kept");
+		cycle_step(&c, "cycle-offline-refused", 0);
+	} else {
+		check_eq(0, hp_read(SZ_1G_KB, "nr_hugepages"), "cycle-offline.page-dissolved");
+		cycle_step(&c, "cycle-offline", -(long)(per * KIB_PER_PAGE));
+		err = block_state(block, "online");
+		check(err == 0, "cycle-online.block", "memory%lu online: %s", block,
+		      err ? strerror(err) : "ok");
+		cycle_step(&c, "cycle-online", err ? 0 : (long)(per * KIB_PER_PAGE));
+	}
+	set_pool(SZ_1G_KB, 0);
+	cycle_step(&c, "cycle-emptied", 0);
+
+	for (round = 1; round <= 3; round++) {
+		snprintf(when, sizeof(when), "cycle%d-grown", round);
+		need_pool(SZ_1G_KB, 2);
+		cycle_step(&c, when, 0);
+		snprintf(when, sizeof(when), "cycle%d-emptied", round);
+		set_pool(SZ_1G_KB, 0);
+		cycle_step(&c, when, 0);
+	}
+	/* the poisoned range, and two that were optimized, restored, optimized */
+	check_eq(3, (long)c.nr_seen, "cycle.ranges-reused");
 }
 
 static long arg_long(int argc, char **argv, int i, long def)
