@@ -16,9 +16,11 @@
  *	boot-time pages and optimizing their vmemmap).
  *
  * On the host:
- *   hvobench summarize CONSOLE_LOG...
- *	medians of every (kernel, metric, mode) and the on/off ratios, as a
- *	markdown table.
+ *   hvobench summarize [--chart-data FILE] CONSOLE_LOG...
+ *	medians and spread (min-max) of every (kernel, metric, mode), the
+ *	on/off ratios and ours against stock with HVO off, as a markdown
+ *	table; FILE gets the same figures relative to stock's HVO-off median,
+ *	for bench-chart.gp.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -148,6 +150,7 @@ static void initcall(const char *metric, const char *mode, const char *func)
 /* ---- host side ---- */
 
 #define MAX_SAMPLES 4096
+#define MAX_METRICS 32
 
 struct sample {
 	char kernel[16], metric[48], mode[4];
@@ -164,35 +167,47 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Median of the samples of one (kernel, metric, mode); count in *n. */
-static double median(const char *kernel, const char *metric, const char *mode, int *n)
+/* Median, minimum and maximum of the samples of one (kernel, metric, mode). */
+struct stats {
+	int n;
+	double median, min, max;
+};
+
+static struct stats stats_of(const char *kernel, const char *metric, const char *mode)
 {
 	static double v[MAX_SAMPLES];
+	struct stats st = { 0 };
 	int i;
 
-	*n = 0;
 	for (i = 0; i < nr_samples; i++)
 		if (!strcmp(samples[i].kernel, kernel) && !strcmp(samples[i].metric, metric) &&
 		    !strcmp(samples[i].mode, mode))
-			v[(*n)++] = samples[i].v;
-	if (!*n)
-		return 0;
-	qsort(v, *n, sizeof(v[0]), cmp_double);
-	return *n % 2 ? v[*n / 2] : (v[*n / 2 - 1] + v[*n / 2]) / 2;
+			v[st.n++] = samples[i].v;
+	if (!st.n)
+		return st;
+	qsort(v, st.n, sizeof(v[0]), cmp_double);
+	st.median = st.n % 2 ? v[st.n / 2] : (v[st.n / 2 - 1] + v[st.n / 2]) / 2;
+	st.min = v[0];
+	st.max = v[st.n - 1];
+	return st;
 }
 
-static int summarize(int argc, char **argv)
+static double ratio(double a, double b)
 {
-	static const char *const kernels[] = { "stock", "patched" };
-	char line[512], metrics[32][48];
-	int i, k, m, nr_metrics = 0;
+	return b > 0 ? a / b : 0.0;
+}
+
+static int read_samples(int argc, char **argv, char metrics[][48], int *nr_metrics)
+{
+	char line[512];
+	int i, m;
 
 	for (i = 0; i < argc; i++) {
 		FILE *f = fopen(argv[i], "re");
 
 		if (!f) {
 			fprintf(stderr, "hvobench: %s: %s\n", argv[i], strerror(errno));
-			return 1;
+			return -1;
 		}
 		while (fgets(line, sizeof(line), f)) {
 			struct sample *s = &samples[nr_samples];
@@ -203,32 +218,98 @@ static int summarize(int argc, char **argv)
 			if (sscanf(p + 17, "%15s %47s %3s %lf", s->kernel, s->metric, s->mode, &s->v) != 4)
 				continue;
 			nr_samples++;
-			for (m = 0; m < nr_metrics && strcmp(metrics[m], s->metric); m++)
+			for (m = 0; m < *nr_metrics && strcmp(metrics[m], s->metric); m++)
 				;
-			if (m == nr_metrics && nr_metrics < 32)
-				strcpy(metrics[nr_metrics++], s->metric);
+			if (m == *nr_metrics && *nr_metrics < MAX_METRICS)
+				strcpy(metrics[(*nr_metrics)++], s->metric);
 		}
 		fclose(f);
 	}
 	if (!nr_samples) {
 		fprintf(stderr, "hvobench: no samples in the consoles given\n");
-		return 1;
+		return -1;
 	}
+	return 0;
+}
 
-	printf("| metric | kernel | rounds | HVO off (s, median) | HVO on (s, median) | on/off |\n");
-	printf("|---|---|---|---|---|---|\n");
+/*
+ * One line per (metric, kernel, mode) for gnuplot: every figure relative
+ * to stock's HVO-off median of the same metric, so that metrics of
+ * milliseconds and of seconds share one axis.
+ */
+static int write_chart_data(const char *path, char metrics[][48], int nr_metrics)
+{
+	static const char *const kernels[] = { "stock", "patched" }, *const modes[] = { "off", "on" };
+	FILE *f = fopen(path, "we");
+	int m, k, o;
+
+	if (!f) {
+		fprintf(stderr, "hvobench: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "# metric stock-off min max stock-on min max patched-off min max patched-on min max"
+		" (relative to the median of stock, HVO off)\n");
 	for (m = 0; m < nr_metrics; m++) {
-		for (k = 0; k < 2; k++) {
-			int n_off, n_on;
-			double off = median(kernels[k], metrics[m], "off", &n_off);
-			double on = median(kernels[k], metrics[m], "on", &n_on);
+		struct stats base = stats_of("stock", metrics[m], "off");
 
-			if (!n_off && !n_on)
+		if (!base.n || base.median <= 0)
+			continue;
+		fprintf(f, "%s", metrics[m]);
+		for (k = 0; k < 2; k++)
+			for (o = 0; o < 2; o++) {
+				struct stats st = stats_of(kernels[k], metrics[m], modes[o]);
+
+				fprintf(f, " %.4f %.4f %.4f", st.median / base.median,
+					st.min / base.median, st.max / base.median);
+			}
+		fprintf(f, "\n");
+	}
+	return fclose(f) ? -1 : 0;
+}
+
+/*
+ * The markdown table: medians with the spread (min-max) of the rounds, the
+ * on/off ratio of each kernel, and for ours its HVO-off median against
+ * stock's (what the series costs users who keep HVO off).
+ */
+static int summarize(int argc, char **argv)
+{
+	static const char *const kernels[] = { "stock", "patched" };
+	static char metrics[MAX_METRICS][48];
+	const char *data = NULL;
+	int k, m, nr_metrics = 0;
+
+	if (argc >= 2 && !strcmp(argv[0], "--chart-data")) {
+		data = argv[1];
+		argc -= 2;
+		argv += 2;
+	}
+	if (read_samples(argc, argv, metrics, &nr_metrics))
+		return 1;
+
+	printf("| metric | kernel | rounds | HVO off (s): median [min-max] | "
+	       "HVO on (s): median [min-max] | on/off | off vs stock off |\n");
+	printf("|---|---|---|---|---|---|---|\n");
+	for (m = 0; m < nr_metrics; m++) {
+		struct stats stock_off = stats_of("stock", metrics[m], "off");
+
+		for (k = 0; k < 2; k++) {
+			struct stats off = stats_of(kernels[k], metrics[m], "off");
+			struct stats on = stats_of(kernels[k], metrics[m], "on");
+			char vs[16] = "-";
+
+			if (!off.n && !on.n)
 				continue;
-			printf("| %s | %s | %d | %.4f | %.4f | %.2fx |\n", metrics[m], kernels[k],
-			       n_off < n_on ? n_off : n_on, off, on, off > 0 ? on / off : 0.0);
+			if (k && stock_off.n && off.n)
+				snprintf(vs, sizeof(vs), "%.2fx", ratio(off.median, stock_off.median));
+			printf("| %s | %s | %d | %.4f [%.4f-%.4f] | %.4f [%.4f-%.4f] | %.2fx | %s |\n",
+			       metrics[m], kernels[k], off.n < on.n ? off.n : on.n,
+			       off.median, off.min, off.max, on.median, on.min, on.max,
+			       ratio(on.median, off.median), vs);
 		}
 	}
+	if (data && write_chart_data(data, metrics, nr_metrics))
+		return 1;
 	return 0;
 }
 
@@ -245,7 +326,7 @@ int main(int argc, char **argv)
 		return summarize(argc - 2, argv + 2);
 	else {
 		fprintf(stderr, "usage: hvobench pool SIZE_KB COUNT ROUNDS | uptime METRIC MODE | "
-			"initcall METRIC MODE FUNCTION | summarize LOG...\n");
+			"initcall METRIC MODE FUNCTION | summarize [--chart-data FILE] LOG...\n");
 		return 2;
 	}
 	return 0;
