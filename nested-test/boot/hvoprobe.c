@@ -494,36 +494,6 @@ static void scenario_boot(const char *scenario, bool on, long nr_1g, long nr_2m)
 }
 
 /* HVO off on the command line, switched on through the sysctl. */
-static void scenario_runtime(void)
-{
-	const char *sysctl = "/proc/sys/vm/hugetlb_optimize_vmemmap";
-	long before_on, got_1g;
-	struct hvo s;
-
-	check_eq(0, read_long(sysctl), "runtime.sysctl-initially-off");
-	before_on = need_pool(SZ_2M_KB, 256);
-	check_eq(0, hvo_read(SZ_2M_KB).optimized, "runtime.pages-before-sysctl-not-optimized");
-
-	write_long(sysctl, 1);
-	check_eq(1, read_long(sysctl), "runtime.sysctl-on");
-	/* 1 GiB first: the 2 MiB pages would fragment the free 1 GiB ranges */
-	got_1g = need_pool(SZ_1G_KB, 2);
-	check_optimized("runtime", SZ_1G_KB, got_1g);
-	check_eq(got_1g * PGTABLES_1G, hvo_read(SZ_1G_KB).pgtables,
-		 "runtime.1048576kB.pgtables");
-
-	need_pool(SZ_2M_KB, 512);
-	s = hvo_read(SZ_2M_KB);
-	check_eq(512 - before_on, s.optimized, "runtime.2048kB.only-new-pages-optimized");
-	check_eq((512 - before_on) * 7, s.freed, "runtime.2048kB.freed");
-	meminfo_values("runtime", "grown");
-	values("runtime", "grown", SZ_2M_KB);
-	values("runtime", "grown", SZ_1G_KB);
-	check_nodes(SZ_2M_KB, "runtime");
-	check_nodes(SZ_1G_KB, "runtime");
-	check_meminfo_line("runtime");
-}
-
 /*
  * Kernel memory that moves free memory without being HVO's: on the hardened
  * flavor, KASAN's quarantine and the debug options grow the slab by about
@@ -570,6 +540,71 @@ static long freemem_took(const char *when, const struct freemem *a, const struct
 	}
 	say("info %s: kB%s", when, line);
 	return sum;
+}
+
+/*
+ * The 2 MiB pool now holds @plain pages grown with HVO off and the rest
+ * optimized.  With HVO off again, shrinking frees the plain pages at once
+ * and restores the others in batches; then a pool grown with HVO off adds
+ * its pages one at a time.  Nothing may be lost or left optimized.
+ */
+static void scenario_runtime_mixed(long plain)
+{
+	const char *sysctl = "/proc/sys/vm/hugetlb_optimize_vmemmap";
+	struct hvo h = hvo_read(SZ_2M_KB);
+	struct freemem m0, m1;
+
+	write_long(sysctl, 0);
+	m0 = freemem_read();
+	set_pool(SZ_2M_KB, plain / 2);
+	set_pool(SZ_2M_KB, 0);
+	m1 = freemem_read();
+	check_eq(0, hvo_read(SZ_2M_KB).nr, "runtime.mixed.shrunk-nr");
+	check_eq(0, hvo_read(SZ_2M_KB).optimized, "runtime.mixed.shrunk-optimized");
+	check_eq(0, hvo_read(SZ_2M_KB).freed, "runtime.mixed.shrunk-freed");
+	check_eq(h.pgtables, hvo_read(SZ_2M_KB).pgtables, "runtime.mixed.pgtables-stay");
+	/* 2 MiB back per page, less the 7 vmemmap pages an optimized one needs */
+	check_near(h.nr * SZ_2M_KB - h.optimized * 7 * KIB_PER_PAGE -
+		   freemem_took("runtime.mixed.shrunk", &m0, &m1),
+		   m1.free - m0.free, MEMFREE_SLACK_KB, "runtime.mixed.MemFree-back");
+
+	need_pool(SZ_2M_KB, plain);
+	check_eq(0, hvo_read(SZ_2M_KB).optimized, "runtime.off.grown-optimized");
+	check_eq(plain, hvo_read(SZ_2M_KB).free, "runtime.off.grown-free");
+	set_pool(SZ_2M_KB, 0);
+	check_eq(0, hvo_read(SZ_2M_KB).nr, "runtime.off.shrunk-nr");
+	write_long(sysctl, 1);
+}
+
+static void scenario_runtime(void)
+{
+	const char *sysctl = "/proc/sys/vm/hugetlb_optimize_vmemmap";
+	long before_on, got_1g;
+	struct hvo s;
+
+	check_eq(0, read_long(sysctl), "runtime.sysctl-initially-off");
+	before_on = need_pool(SZ_2M_KB, 256);
+	check_eq(0, hvo_read(SZ_2M_KB).optimized, "runtime.pages-before-sysctl-not-optimized");
+
+	write_long(sysctl, 1);
+	check_eq(1, read_long(sysctl), "runtime.sysctl-on");
+	/* 1 GiB first: the 2 MiB pages would fragment the free 1 GiB ranges */
+	got_1g = need_pool(SZ_1G_KB, 2);
+	check_optimized("runtime", SZ_1G_KB, got_1g);
+	check_eq(got_1g * PGTABLES_1G, hvo_read(SZ_1G_KB).pgtables,
+		 "runtime.1048576kB.pgtables");
+
+	need_pool(SZ_2M_KB, 512);
+	s = hvo_read(SZ_2M_KB);
+	check_eq(512 - before_on, s.optimized, "runtime.2048kB.only-new-pages-optimized");
+	check_eq((512 - before_on) * 7, s.freed, "runtime.2048kB.freed");
+	meminfo_values("runtime", "grown");
+	values("runtime", "grown", SZ_2M_KB);
+	values("runtime", "grown", SZ_1G_KB);
+	check_nodes(SZ_2M_KB, "runtime");
+	check_nodes(SZ_1G_KB, "runtime");
+	check_meminfo_line("runtime");
+	scenario_runtime_mixed(before_on);
 }
 
 /*
