@@ -3,10 +3,13 @@
  * hvobench - how much HVO costs when huge page pools change.
  *
  * In the guest (static, from the bench initramfs):
- *   hvobench pool SIZE_KB COUNT ROUNDS
+ *   hvobench pool SIZE_KB COUNT ROUNDS [off]
  *	alternately with vm.hugetlb_optimize_vmemmap off and on, grow the pool
  *	of SIZE_KB pages from 0 to COUNT and shrink it back, ROUNDS times;
- *	prints "HVOBENCH: sample KERNEL METRIC MODE SECONDS" lines.
+ *	prints "HVOBENCH: sample KERNEL METRIC MODE SECONDS" lines.  With
+ *	"off", HVO stays off: the metrics get a "-never-on" suffix, because a
+ *	kernel that never optimized a page is not in the state that the
+ *	alternating rounds leave (vmemmap PMDs split, see the README).
  *   hvobench uptime METRIC MODE
  *	prints the seconds since boot as one sample (boot to ready pool).
  *   hvobench initcall METRIC MODE FUNCTION
@@ -24,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,8 +81,9 @@ static const char *kernel_label(void)
 		      F_OK) ? "stock" : "patched";
 }
 
-static void pool(long size_kb, long count, int rounds)
+static void pool(long size_kb, long count, int rounds, bool only_off)
 {
+	const char *suffix = only_off ? "-never-on" : "";
 	char path[128], metric[64];
 	const char *kernel = kernel_label();
 	int r, i;
@@ -88,7 +93,7 @@ static void pool(long size_kb, long count, int rounds)
 	for (r = 0; r < rounds; r++) {
 		for (i = 0; i < 2; i++) {
 			/* alternate which mode goes first, so that neither is favoured */
-			int on = (r + i) % 2;
+			int on = only_off ? 0 : (r + i) % 2;
 			double t0, t1, t2;
 			long got;
 
@@ -103,9 +108,9 @@ static void pool(long size_kb, long count, int rounds)
 				printf("HVOBENCH: error %s: asked %ld pages, got %ld\n", path, count, got);
 				exit(1);
 			}
-			snprintf(metric, sizeof(metric), "alloc-%ldx%ldkB", count, size_kb);
+			snprintf(metric, sizeof(metric), "alloc-%ldx%ldkB%s", count, size_kb, suffix);
 			printf("HVOBENCH: sample %s %s %s %.6f\n", kernel, metric, on ? "on" : "off", t1 - t0);
-			snprintf(metric, sizeof(metric), "free-%ldx%ldkB", count, size_kb);
+			snprintf(metric, sizeof(metric), "free-%ldx%ldkB%s", count, size_kb, suffix);
 			printf("HVOBENCH: sample %s %s %s %.6f\n", kernel, metric, on ? "on" : "off", t2 - t1);
 			fflush(stdout);
 		}
@@ -267,6 +272,15 @@ static int write_chart_data(const char *path, char metrics[][48], int nr_metrics
 	return fclose(f) ? -1 : 0;
 }
 
+/* "median [min-max]", or "-" for a mode that was not measured */
+static void stats_cell(char *buf, size_t size, const struct stats *st)
+{
+	if (st->n)
+		snprintf(buf, size, "%.4f [%.4f-%.4f]", st->median, st->min, st->max);
+	else
+		snprintf(buf, size, "-");
+}
+
 /*
  * The markdown table: medians with the spread (min-max) of the rounds, the
  * on/off ratio of each kernel, and for ours its HVO-off median against
@@ -296,16 +310,18 @@ static int summarize(int argc, char **argv)
 		for (k = 0; k < 2; k++) {
 			struct stats off = stats_of(kernels[k], metrics[m], "off");
 			struct stats on = stats_of(kernels[k], metrics[m], "on");
-			char vs[16] = "-";
+			char vs[16] = "-", ratio_s[16] = "-", off_s[64], on_s[64];
 
 			if (!off.n && !on.n)
 				continue;
 			if (k && stock_off.n && off.n)
 				snprintf(vs, sizeof(vs), "%.2fx", ratio(off.median, stock_off.median));
-			printf("| %s | %s | %d | %.4f [%.4f-%.4f] | %.4f [%.4f-%.4f] | %.2fx | %s |\n",
-			       metrics[m], kernels[k], off.n < on.n ? off.n : on.n,
-			       off.median, off.min, off.max, on.median, on.min, on.max,
-			       ratio(on.median, off.median), vs);
+			if (off.n && on.n)
+				snprintf(ratio_s, sizeof(ratio_s), "%.2fx", ratio(on.median, off.median));
+			stats_cell(off_s, sizeof(off_s), &off);
+			stats_cell(on_s, sizeof(on_s), &on);
+			printf("| %s | %s | %d | %s | %s | %s | %s |\n", metrics[m], kernels[k],
+			       off.n > on.n ? off.n : on.n, off_s, on_s, ratio_s, vs);
 		}
 	}
 	if (data && write_chart_data(data, metrics, nr_metrics))
@@ -316,8 +332,8 @@ static int summarize(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc == 5 && !strcmp(argv[1], "pool"))
-		pool(atol(argv[2]), atol(argv[3]), atoi(argv[4]));
+	if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "off"))) && !strcmp(argv[1], "pool"))
+		pool(atol(argv[2]), atol(argv[3]), atoi(argv[4]), argc == 6);
 	else if (argc == 4 && !strcmp(argv[1], "uptime"))
 		uptime(argv[2], argv[3]);
 	else if (argc == 5 && !strcmp(argv[1], "initcall"))
@@ -325,7 +341,7 @@ int main(int argc, char **argv)
 	else if (argc >= 3 && !strcmp(argv[1], "summarize"))
 		return summarize(argc - 2, argv + 2);
 	else {
-		fprintf(stderr, "usage: hvobench pool SIZE_KB COUNT ROUNDS | uptime METRIC MODE | "
+		fprintf(stderr, "usage: hvobench pool SIZE_KB COUNT ROUNDS [off] | uptime METRIC MODE | "
 			"initcall METRIC MODE FUNCTION | summarize [--chart-data FILE] LOG...\n");
 		return 2;
 	}

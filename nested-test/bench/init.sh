@@ -46,6 +46,7 @@ watchdog &
 
 case $scenario in
 pool2m)		hvobench pool 2048 3072 "$rounds" ;;
+pool2m-off)	hvobench pool 2048 3072 "$rounds" off ;;
 pool1g)		hvobench pool 1048576 4 "$rounds" ;;
 boot-on)	hvobench uptime boot-4x1GiB on ;;
 boot-off)	hvobench uptime boot-4x1GiB off ;;
