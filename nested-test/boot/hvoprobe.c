@@ -2326,6 +2326,126 @@ static void cycle_step(struct cycle *c, const char *when, long other_kb)
 	c->started = true;
 }
 
+
+/* ---- devdax: the memmap that device-dax costs, per alignment ---- */
+
+#define ND_DEV		"/sys/bus/nd/devices"
+#define ND_DRV		"/sys/bus/nd/drivers"
+/*
+ * The guest is idle: what moves besides the memmap is the pgmap's own
+ * bookkeeping and the upper vmemmap tables, about 10 pages.  Tight enough
+ * that one vmemmap page per 2 MiB page (4 MiB here) or losing compound
+ * pagemaps at 1 GiB (8 MiB) fails.
+ */
+#define DEVDAX_SLACK_KB	64L
+
+/* The first line of a sysfs file, without its newline; dies if absent. */
+static void read_str(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+
+	if (!f || !fgets(buf, (int)size, f))
+		die("%s: %s", path, f ? "empty" : strerror(errno));
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static unsigned long read_ulong_str(const char *path)
+{
+	char buf[64];
+
+	read_str(path, buf, sizeof(buf));
+	return strtoul(buf, NULL, 0);
+}
+
+/*
+ * What a devdax instance of @align costs in vmemmap pages, for a memmap of
+ * @pages struct pages in RAM ("--map=mem"), on x86-64 (64-byte struct
+ * page).  Upper-level tables are left to the tolerance.
+ * - 4 KiB: the memmap in full, PMD-mapped: pages / 64.
+ * - compound (2 MiB, 1 GiB): each compound page keeps the vmemmap page of
+ *   its head and the first tail page; the rest of its vmemmap maps that
+ *   tail page again (vmemmap_populate_compound_pages()).  That is 4 KiB
+ *   mappings: one PTE table per 2 MiB of vmemmap (per 32768 pages).
+ */
+static long devdax_expected_pages(unsigned long pages, unsigned long align)
+{
+	unsigned long per = align >> PAGE_SHIFT;
+
+	if (per == 1)
+		return (long)(pages / 64);
+	return (long)(pages / per * 2 + (pages + PFNS_PER_VMEMMAP_PMD - 1) / PFNS_PER_VMEMMAP_PMD);
+}
+
+/*
+ * Turn the raw namespace of legacy pmem region @r (memmap=nn!ss on the
+ * command line) into a devdax instance with its memmap in RAM and @align,
+ * as "ndctl create-namespace -f -e namespaceR.0 -m devdax --map=mem -a
+ * ALIGN" does, and check what it costs against what the counts say.
+ */
+static void devdax_one(int r, unsigned long align)
+{
+	char path[256], seed[32], ns[32], uuid[64], name[64], dax[64], buf[64];
+	unsigned long start, size, pages;
+	long free0, free1, free2, cost, want;
+
+	snprintf(ns, sizeof(ns), "namespace%d.0", r);
+	snprintf(path, sizeof(path), ND_DEV "/region%d/dax_seed", r);
+	read_str(path, seed, sizeof(seed));
+	write_str(ND_DRV "/nd_pmem/unbind", ns);
+	read_str("/proc/sys/kernel/random/uuid", uuid, sizeof(uuid));
+	snprintf(path, sizeof(path), ND_DEV "/%s/uuid", seed);
+	write_str(path, uuid);
+	snprintf(path, sizeof(path), ND_DEV "/%s/align", seed);
+	snprintf(buf, sizeof(buf), "%lu", align);
+	write_str(path, buf);
+	snprintf(path, sizeof(path), ND_DEV "/%s/mode", seed);
+	write_str(path, "ram");
+	snprintf(path, sizeof(path), ND_DEV "/%s/namespace", seed);
+	write_str(path, ns);
+
+	free0 = free_kb();
+	write_str(ND_DRV "/dax_pmem/bind", seed);
+	free1 = free_kb();
+
+	/* the device-dax instance that the nd_dax device created */
+	snprintf(dax, sizeof(dax), "dax%d.0", r);
+	snprintf(path, sizeof(path), "/sys/bus/dax/devices/%s/align", dax);
+	snprintf(name, sizeof(name), "devdax.%lu.align", align >> 10);
+	check_eq((long)align, (long)read_ulong_str(path), name);
+	snprintf(path, sizeof(path), "/sys/bus/dax/devices/%s/size", dax);
+	size = read_ulong_str(path);
+	snprintf(path, sizeof(path), ND_DEV "/region%d/resource", r);
+	start = read_ulong_str(path);
+	snprintf(path, sizeof(path), ND_DEV "/region%d/size", r);
+	/* the memmap covers the whole namespace, info block and padding too */
+	pages = read_ulong_str(path) >> PAGE_SHIFT;
+	say("info devdax %s: region at %#lx, %lu pages; %lu bytes usable at %lu alignment",
+	    dax, start, pages, size, align);
+
+	cost = free0 - free1;
+	want = devdax_expected_pages(pages, align) * KIB_PER_PAGE;
+	say("value devdax memmap.%lu.kB %ld", align >> 10, cost);
+	say("value devdax memmap.%lu.expected-kB %ld", align >> 10, want);
+	snprintf(name, sizeof(name), "devdax.%lu.memmap-kB", align >> 10);
+	check_near(want, cost, DEVDAX_SLACK_KB, name);
+
+	/* disabling gives it all back */
+	write_str(ND_DRV "/dax_pmem/unbind", seed);
+	free2 = free_kb();
+	snprintf(name, sizeof(name), "devdax.%lu.memmap-back-kB", align >> 10);
+	check_near(cost, free2 - free1, DEVDAX_SLACK_KB, name);
+}
+
+static void scenario_devdax(void)
+{
+	static const unsigned long aligns[] = { 1UL << 12, 1UL << 21, 1UL << 30 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++)
+		devdax_one((int)i, aligns[i]);
+}
+
 /*
  * 1 GiB pages from a 3 GiB CMA area.  A hardware error in one free optimized
  * page dissolves it (its vmemmap is restored outside of a pool shrink), the
@@ -2456,12 +2576,14 @@ int main(int argc, char **argv)
 		scenario_zones();
 	else if (!strcmp(s, "cycle1g"))
 		scenario_cycle1g();
+	else if (!strcmp(s, "devdax"))
+		scenario_devdax();
 	else if (!strcmp(s, "dmesg"))
 		scenario_dmesg();
 	else
 		die("usage: hvoprobe boot-on|boot-off|runtime|shrink [NR_1G [NR_2M]] | "
 		    "stress|walkers|fault [SECONDS] | restorefail | demote | hotplug [free] | zones | "
-		    "cycle1g | dmesg");
+		    "cycle1g | devdax | dmesg");
 
 	say("done %s (%d failed)", s, failures);
 	return failures ? 1 : 0;

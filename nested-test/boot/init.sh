@@ -137,6 +137,10 @@ zones)
 	# a 1 GiB page from the command line across the start of ZONE_MOVABLE
 	hvoprobe zones
 	;;
+devdax)
+	# device-dax with its memmap in RAM at 4 KiB, 2 MiB and 1 GiB alignment
+	hvoprobe devdax
+	;;
 cycle1g)
 	# 1 GiB pages optimized, restored, optimized again, poisoned, offlined
 	hvoprobe cycle1g
