@@ -19,7 +19,44 @@ static bool hvo_enabled(const struct hv_state *st)
 	return st->hvo_sysctl == 1;
 }
 
+static const char *memmap_str(enum hv_memmap m)
+{
+	return m == HV_MEMMAP_DEVICE ? "device" : "ram";
+}
+
 /* ---------- table ---------- */
+
+/* Device-dax instances, when the host has any: not huge pages, but their
+ * memmap is deduplicated too (compound pages) when it lives in RAM. */
+static void print_devdax_table(FILE *f, const struct hv_state *st)
+{
+	char sz[32], al[32], h[32], node[16];
+
+	if (st->n_devdax == 0)
+		return;
+	fprintf(f, "\nDevice-DAX:\n%-10s %10s %6s %5s %7s %9s %12s  %s\n", "DEVICE",
+		"SIZE", "ALIGN", "NODE", "MEMMAP", "STATE", "SAVED", "SOURCE");
+	for (size_t i = 0; i < st->n_devdax; i++) {
+		const struct hv_devdax *d = &st->devdax[i];
+
+		hv_format_human((int64_t)(d->size > INT64_MAX ? INT64_MAX : d->size), sz,
+				sizeof(sz));
+		hv_format_kb(d->align / 1024, al, sizeof(al));
+		hv_format_human((int64_t)(d->saved_bytes > INT64_MAX ? INT64_MAX :
+					  d->saved_bytes), h, sizeof(h));
+		if (d->node < 0)
+			snprintf(node, sizeof(node), "-");
+		else
+			snprintf(node, sizeof(node), "%d", d->node);
+		fprintf(f, "%-10s %10s %6s %5s %7s %9s %12s  %s\n", d->name, sz, al, node,
+			memmap_str(d->memmap), d->enabled ? "enabled" : "disabled", h,
+			d->has_saved ? "kernel" : "estimate");
+	}
+	if (st->has_meminfo_dev_saved) {
+		hv_format_human((int64_t)(st->meminfo_dev_saved_kb * 1024), h, sizeof(h));
+		fprintf(f, "Saved by device-dax: %s (kernel, DeviceVmemmapSaved)\n", h);
+	}
+}
 
 void hv_print_table(FILE *f, const struct hv_state *st)
 {
@@ -74,6 +111,7 @@ void hv_print_table(FILE *f, const struct hv_state *st)
 		st->has_meminfo_saved ? "kernel, HugetlbVmemmapSaved" :
 		tot.from_kernel ? "kernel counters" :
 		"estimate: assumes all pages were allocated with HVO on");
+	print_devdax_table(f, st);
 }
 
 /* ---------- JSON (json-c) ---------- */
@@ -153,6 +191,27 @@ static json_object *json_pool(const struct hv_state *st, const struct hv_pool *p
 	return o;
 }
 
+static json_object *json_devdax(const struct hv_state *st)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < st->n_devdax; i++) {
+		const struct hv_devdax *d = &st->devdax[i];
+		json_object *o = json_object_new_object();
+
+		jadd(o, "device", jstr(d->name));
+		jadd(o, "size_bytes", ju64(d->size));
+		jadd(o, "align_bytes", ju64(d->align));
+		jadd(o, "node", d->node < 0 ? NULL : json_object_new_int(d->node));
+		jadd(o, "memmap", json_object_new_string(memmap_str(d->memmap)));
+		jadd(o, "enabled", json_object_new_boolean(d->enabled));
+		jadd(o, "vmemmap_saved_bytes", ju64(d->saved_bytes));
+		jadd(o, "source", json_object_new_string(d->has_saved ? "kernel" : "estimate"));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 void hv_print_json(FILE *f, const struct hv_state *st)
 {
 	json_object *root = json_object_new_object(), *hvo, *nodes, *pools;
@@ -185,6 +244,9 @@ void hv_print_json(FILE *f, const struct hv_state *st)
 	jadd(root, "savings", json_savings(&tot, UINT64_MAX));
 	jadd(root, "meminfo_saved_kb", st->has_meminfo_saved ?
 	     json_object_new_int64(st->meminfo_saved_kb) : NULL);
+	jadd(root, "devdax", json_devdax(st));
+	jadd(root, "meminfo_device_saved_kb", st->has_meminfo_dev_saved ?
+	     ju64(st->meminfo_dev_saved_kb) : NULL);
 	fprintf(f, "%s\n", json_object_to_json_string_ext(root,
 		JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 		JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -309,4 +371,19 @@ void hv_print_metrics(FILE *f, const struct hv_state *st)
 	metric_head(f, "vmemmap_saved_bytes", "Memory HVO saves now, net of page tables (may be negative).");
 	fprintf(f, "hvokit_vmemmap_saved_bytes{source=\"%s\"} %" PRId64 "\n",
 		tot.from_kernel ? "kernel" : "estimate", tot.saved_bytes);
+	if (st->n_devdax == 0)
+		return;
+	metric_head(f, "devdax_size_bytes", "Size of a device-dax instance.");
+	for (size_t i = 0; i < st->n_devdax; i++)
+		fprintf(f, "hvokit_devdax_size_bytes{device=\"%s\",align=\"%" PRIu64
+			"\",memmap=\"%s\"} %" PRIu64 "\n", st->devdax[i].name,
+			st->devdax[i].align, memmap_str(st->devdax[i].memmap),
+			st->devdax[i].size);
+	metric_head(f, "devdax_vmemmap_saved_bytes",
+		    "Memmap that the compound pages of an enabled device-dax instance save.");
+	for (size_t i = 0; i < st->n_devdax; i++)
+		fprintf(f, "hvokit_devdax_vmemmap_saved_bytes{device=\"%s\",source=\"%s\"} %"
+			PRIu64 "\n", st->devdax[i].name,
+			st->devdax[i].has_saved ? "kernel" : "estimate",
+			st->devdax[i].saved_bytes);
 }

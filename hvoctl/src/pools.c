@@ -239,6 +239,11 @@ void hv_meminfo_read(const struct hv_sys *s, struct hv_meminfo *mi)
 		} else if (sscanf(line, "HugetlbVmemmapSaved: %lld kB", &v) == 1) {
 			mi->has_saved = true;
 			mi->saved_kb = v;
+		} else if (sscanf(line, "DeviceVmemmapSaved: %31[0-9] kB", num) == 1) {
+			if (hv_parse_u64(num, &kb) == 0) {
+				mi->has_dev_saved = true;
+				mi->dev_saved_kb = kb;
+			}
 		}
 	}
 	fclose(f);
@@ -277,6 +282,78 @@ static void read_cmdline(const struct hv_sys *s, struct hv_state *st)
 		st->hvo_boot = HV_BOOT_OFF;
 }
 
+uint64_t hv_devdax_estimated_saved(uint64_t size, uint64_t align, enum hv_memmap memmap)
+{
+	uint64_t pages = size / HV_BASE_PAGE, per = align / HV_BASE_PAGE, vmemmap, tables;
+
+	if (memmap != HV_MEMMAP_RAM || per == 0)
+		return 0;
+	vmemmap = per * HV_STRUCT_PAGE / HV_BASE_PAGE; /* per compound page */
+	if (vmemmap <= 2)
+		return 0;
+	/* one PTE table maps 2 MiB of vmemmap: the struct pages of 32768 pages */
+	tables = (pages * HV_STRUCT_PAGE + (2ULL << 20) - 1) / (2ULL << 20);
+	if (pages / per * (vmemmap - 2) <= tables)
+		return 0;
+	return (pages / per * (vmemmap - 2) - tables) * HV_BASE_PAGE;
+}
+
+/*
+ * /sys/bus/dax/devices/daxR.N: size, align, numa_node, the driver link, and
+ * the vmemmap_saved of an hvokit kernel.  The memmap lives in the device
+ * when the nd device above has mode "pmem" (ndctl --map=dev); other
+ * instances (--map=mem, soft-reserved or CXL memory) have it in RAM.
+ * No dax bus is no error: most hosts have no device-dax.
+ */
+static int read_devdax(const struct hv_sys *s, struct hv_state *st)
+{
+	char **names = NULL, rel[PATH_MAX], mode[32];
+	size_t n = 0;
+	int64_t node;
+	int e, ret = 0;
+
+	e = hv_list_dir(s, HV_DAX_DIR, "dax", &names, &n);
+	if (e == -ENOENT)
+		return 0;
+	if (e < 0) {
+		hv_path(s, rel, sizeof(rel), HV_DAX_DIR);
+		hv_err("read: %s: %s", rel, strerror(-e));
+		return -1;
+	}
+	for (size_t i = 0; i < n && st->n_devdax < HV_MAX_DEVDAX; i++) {
+		struct hv_devdax *d = &st->devdax[st->n_devdax];
+
+		memset(d, 0, sizeof(*d));
+		if (strlen(names[i]) >= sizeof(d->name))
+			continue;
+		strcpy(d->name, names[i]);
+		snprintf(rel, sizeof(rel), HV_DAX_DIR "/%s/size", d->name);
+		if (hv_read_u64_report(s, rel, &d->size) < 0) {
+			ret = -1;
+			continue;
+		}
+		snprintf(rel, sizeof(rel), HV_DAX_DIR "/%s/align", d->name);
+		if (hv_read_u64(s, rel, &d->align) < 0)
+			d->align = HV_BASE_PAGE; /* before 5.13: no align, 4 KiB pages */
+		snprintf(rel, sizeof(rel), HV_DAX_DIR "/%s/numa_node", d->name);
+		d->node = hv_read_s64(s, rel, &node) == 0 && node >= 0 && node < INT32_MAX ?
+			(int)node : -1;
+		snprintf(rel, sizeof(rel), HV_DAX_DIR "/%s/../mode", d->name);
+		d->memmap = hv_read_str(s, rel, mode, sizeof(mode)) == 0 &&
+			    !strcmp(mode, "pmem") ? HV_MEMMAP_DEVICE : HV_MEMMAP_RAM;
+		snprintf(rel, sizeof(rel), HV_DAX_DIR "/%s/driver", d->name);
+		d->enabled = hv_exists(s, rel);
+		snprintf(rel, sizeof(rel), HV_DAX_DIR "/%s/vmemmap_saved", d->name);
+		d->has_saved = hv_read_u64(s, rel, &d->saved_bytes) == 0;
+		if (!d->has_saved)
+			d->saved_bytes = d->enabled ?
+				hv_devdax_estimated_saved(d->size, d->align, d->memmap) : 0;
+		st->n_devdax++;
+	}
+	hv_free_names(names);
+	return ret;
+}
+
 int hv_state_read(const struct hv_sys *s, struct hv_state *st)
 {
 	char **names = NULL;
@@ -296,6 +373,8 @@ int hv_state_read(const struct hv_sys *s, struct hv_state *st)
 		st->memtotal_kb = mi.memtotal_kb;
 		st->has_meminfo_saved = mi.has_saved;
 		st->meminfo_saved_kb = mi.saved_kb;
+		st->has_meminfo_dev_saved = mi.has_dev_saved;
+		st->meminfo_dev_saved_kb = mi.dev_saved_kb;
 	}
 	read_cmdline(s, st);
 	if (hv_read_str(s, "/proc/sys/kernel/osrelease", st->osrelease,
@@ -331,6 +410,8 @@ int hv_state_read(const struct hv_sys *s, struct hv_state *st)
 		if (hv_pool_reread(s, st, &st->pools[i]) < 0)
 			ret = -1;
 	read_mounts(s, st);
+	if (read_devdax(s, st) < 0)
+		ret = -1;
 	return ret;
 }
 

@@ -41,6 +41,24 @@ struct hv_node {
 
 enum { HV_BOOT_ABSENT = -1, HV_BOOT_OFF = 0, HV_BOOT_ON = 1 };
 
+#define HV_MAX_DEVDAX 32
+#define HV_DAX_DIR "/sys/bus/dax/devices"
+
+/* Where the struct pages of a device-dax instance live. */
+enum hv_memmap { HV_MEMMAP_RAM, HV_MEMMAP_DEVICE };
+
+/* A device-dax instance (/sys/bus/dax/devices/daxR.N): guest memory that
+ * is no huge page pool's, and whose memmap compound pages can shrink. */
+struct hv_devdax {
+	char name[32];
+	uint64_t size, align;   /* bytes */
+	int node;               /* numa_node, -1 unknown */
+	enum hv_memmap memmap;  /* the nd device's mode "pmem": in the device */
+	bool enabled;           /* bound to a driver (device_dax or kmem) */
+	bool has_saved;         /* hvokit kernel: vmemmap_saved */
+	uint64_t saved_bytes;   /* from the kernel, else estimated */
+};
+
 struct hv_state {
 	size_t n_pools; /* largest size first */
 	struct hv_pool pools[HV_MAX_POOLS];
@@ -56,6 +74,10 @@ struct hv_state {
 	bool has_meminfo_saved;   /* HugetlbVmemmapSaved: present */
 	int64_t meminfo_saved_kb;
 	char osrelease[128];      /* "" if unknown */
+	size_t n_devdax;          /* sorted by name */
+	struct hv_devdax devdax[HV_MAX_DEVDAX];
+	bool has_meminfo_dev_saved; /* DeviceVmemmapSaved: present */
+	uint64_t meminfo_dev_saved_kb;
 };
 
 #define HV_SYSCTL_HVO "/proc/sys/vm/hugetlb_optimize_vmemmap"
@@ -76,6 +98,8 @@ struct hv_meminfo {
 	uint64_t memtotal_kb;     /* MemTotal:, 0 unknown */
 	bool has_saved;           /* HugetlbVmemmapSaved: present */
 	int64_t saved_kb;
+	bool has_dev_saved;       /* DeviceVmemmapSaved: present */
+	uint64_t dev_saved_kb;
 };
 /* Unreadable /proc/meminfo leaves everything unknown (zero). */
 void hv_meminfo_read(const struct hv_sys *s, struct hv_meminfo *mi);
@@ -108,6 +132,12 @@ void hv_pool_savings(const struct hv_state *st, const struct hv_pool *p,
 		     struct hv_savings *sv);
 /* Whole host: from HugetlbVmemmapSaved when present, else sum of pools. */
 void hv_total_savings(const struct hv_state *st, struct hv_savings *sv);
+
+/* What the compound pagemap of an enabled device-dax instance of @size
+ * bytes saves, as the hvokit kernel counts it (vmemmap pages not allocated,
+ * 2 kept per compound page, less one PTE table per 2 MiB of vmemmap);
+ * 0 for a memmap in the device or an alignment of 256 KiB or less. */
+uint64_t hv_devdax_estimated_saved(uint64_t size, uint64_t align, enum hv_memmap memmap);
 
 /* True if the kernel release (e.g. "6.1.0-13-amd64") is >= major.minor.
  * Unknown releases count as new enough. */

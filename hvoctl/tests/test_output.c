@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* status --json (checked with json-c, a real JSON parser), the table and
  * the Prometheus text format, on a fake two-node host. */
+#include <errno.h>
+#include <limits.h>
 #include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <json-c/json.h>
 
@@ -299,6 +302,89 @@ static void t_metrics(void **state)
 	free(err);
 }
 
+/*
+ * Device-dax as sysfs shows it: daxR.N is a link to the dax device under
+ * its nd device, whose "mode" says where the memmap lives.  dax0.0: 2 GiB
+ * at 2 MiB, memmap in RAM, enabled, the kernel counts 24512 KiB saved...
+ * the figures of the QEMU boot test (nested-test/boot, devdax).
+ */
+static void fake_devdax(struct fake *f, const char *name, int region, uint64_t size,
+			uint64_t align, const char *mode, bool enabled, long saved)
+{
+	char dir[256], rel[320], target[PATH_MAX + 512], link[PATH_MAX + 64];
+
+	snprintf(dir, sizeof(dir), "/sys/devices/platform/e820_pmem/ndbus0/region%d/%s", region,
+		 name);
+	snprintf(rel, sizeof(rel), "%s/mode", dir);
+	fake_write(f, rel, "%s\n", mode);
+	snprintf(rel, sizeof(rel), "%s/%s/size", dir, name);
+	fake_write(f, rel, "%llu\n", (unsigned long long)size);
+	snprintf(rel, sizeof(rel), "%s/%s/align", dir, name);
+	fake_write(f, rel, "%llu\n", (unsigned long long)align);
+	snprintf(rel, sizeof(rel), "%s/%s/numa_node", dir, name);
+	fake_write(f, rel, "0\n");
+	if (enabled) {
+		snprintf(rel, sizeof(rel), "%s/%s/driver/bind", dir, name);
+		fake_write(f, rel, "\n");
+	}
+	if (saved >= 0) {
+		snprintf(rel, sizeof(rel), "%s/%s/vmemmap_saved", dir, name);
+		fake_write(f, rel, "%ld\n", saved);
+	}
+	fake_write(f, "/sys/bus/dax/devices/.keep", "\n");
+	snprintf(target, sizeof(target), "%s%s/%s", f->root, dir, name);
+	snprintf(link, sizeof(link), "%s/sys/bus/dax/devices/%s", f->root, name);
+	if (symlink(target, link))
+		fail_msg("symlink %s: %s", link, strerror(errno));
+}
+
+static void t_devdax(void **state)
+{
+	struct fake *f = *state;
+	char *out = NULL, *err = NULL;
+	json_object *j;
+
+	fake_devdax(f, "dax0.0", 0, 2ULL << 30, 2ULL << 20, "ram", true, 24512L << 10);
+	fake_devdax(f, "dax1.0", 1, 2ULL << 30, 1ULL << 30, "ram", true, -1);
+	fake_devdax(f, "dax2.0", 2, 4ULL << 30, 2ULL << 20, "pmem", true, -1);
+	fake_devdax(f, "dax3.0", 3, 2ULL << 30, 4096, "ram", false, -1);
+	fake_write(f, "/proc/meminfo", "MemTotal: 33554432 kB\nHugepagesize: 2048 kB\n"
+		   "DeviceVmemmapSaved:    24512 kB\n");
+	j = status_json(f);
+	assert_int_equal(json_object_array_length(get(j, "devdax")), 4);
+	assert_string_equal(str(j, "devdax.0.device"), "dax0.0");
+	assert_int_equal(num(j, "devdax.0.size_bytes"), 2LL << 30);
+	assert_int_equal(num(j, "devdax.0.align_bytes"), 2LL << 20);
+	assert_string_equal(str(j, "devdax.0.memmap"), "ram");
+	assert_true(json_object_get_boolean(get(j, "devdax.0.enabled")));
+	assert_int_equal(num(j, "devdax.0.vmemmap_saved_bytes"), 24512LL << 10);
+	assert_string_equal(str(j, "devdax.0.source"), "kernel");
+	/* without the counter: 2 GiB at 1 GiB keeps 2 pages per page and 16 PTE tables */
+	assert_string_equal(str(j, "devdax.1.source"), "estimate");
+	assert_int_equal(num(j, "devdax.1.vmemmap_saved_bytes"), (2LL * 4094 - 16) << 12);
+	/* memmap in the device (--map=dev): nothing saved in RAM */
+	assert_string_equal(str(j, "devdax.2.memmap"), "device");
+	assert_int_equal(num(j, "devdax.2.vmemmap_saved_bytes"), 0);
+	assert_false(json_object_get_boolean(get(j, "devdax.3.enabled")));
+	assert_int_equal(num(j, "devdax.3.vmemmap_saved_bytes"), 0);
+	assert_int_equal(num(j, "meminfo_device_saved_kb"), 24512);
+	json_object_put(j);
+
+	assert_int_equal(fake_run(&out, &err, "status", "--sysroot", f->root, NULL), 0);
+	expect_in(out, "\nDevice-DAX:\n");
+	expect_in(out, "dax0.0        2.0 GiB     2M     0     ram   enabled     23.9 MiB  kernel\n");
+	expect_in(out, "dax2.0        4.0 GiB     2M     0  device   enabled          0 B  estimate\n");
+	expect_in(out, "dax3.0        2.0 GiB     4K     0     ram  disabled          0 B  estimate\n");
+	expect_in(out, "Saved by device-dax: 23.9 MiB (kernel, DeviceVmemmapSaved)\n");
+	free(out);
+	free(err);
+	assert_int_equal(fake_run(&out, &err, "--sysroot", f->root, "metrics", NULL), 0);
+	expect_in(out, "hvokit_devdax_vmemmap_saved_bytes{device=\"dax0.0\",source=\"kernel\"} 25100288\n");
+	expect_in(out, "hvokit_devdax_size_bytes{device=\"dax2.0\",align=\"2097152\",memmap=\"device\"} 4294967296\n");
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +393,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(t_negative_savings, setup_kernel, teardown),
 		cmocka_unit_test_setup_teardown(t_table, setup_kernel, teardown),
 		cmocka_unit_test_setup_teardown(t_metrics, setup_kernel, teardown),
+		cmocka_unit_test_setup_teardown(t_devdax, setup_kernel, teardown),
 	};
 
 	return cmocka_run_group_tests_name("output", tests, NULL, NULL);
