@@ -129,6 +129,27 @@ static void t_dimm(void **s)
 	assert_int_equal(item(1048576, "1")->pages, 2);
 }
 
+/* Guest RAM from device-dax: an nvdimm whose <source><path> is /dev/daxR.N
+ * (the only way libvirt 9.0 maps devdax into a guest) is no HugeTLB demand,
+ * even with <hugepages>: only the initial memory of the cells is, here
+ * 2 GiB of the 10 in <memory>. */
+static void t_devdax_nvdimm(void **s)
+{
+	(void)s;
+	assert_int_equal(run_str("<domain><uuid>99999999-9999-9999-9999-999999999998</uuid>"
+				 "<maxMemory slots='4' unit='GiB'>64</maxMemory>"
+				 "<memory unit='GiB'>10</memory>"
+				 "<memoryBacking><hugepages><page size='1' unit='G'/>"
+				 "</hugepages></memoryBacking><devices><memory model='nvdimm' "
+				 "access='shared'><source><path>/dev/dax0.0</path>"
+				 "<alignsize unit='GiB'>1</alignsize></source><target>"
+				 "<size unit='GiB'>8</size><node>0</node><label><size "
+				 "unit='KiB'>128</size></label></target></memory></devices>"
+				 "</domain>"), 0);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(item(1048576, "any")->pages, 2);
+}
+
 /* virtio-mem is backed like a DIMM (libvirt 9.0): its own <pagesize>, else
  * the page of its target cell; counted with its whole <target><size>. */
 static void t_virtio_mem(void **s)
@@ -436,6 +457,7 @@ int main(void)
 		cmocka_unit_test(t_default_size),
 		cmocka_unit_test(t_numa_strict),
 		cmocka_unit_test(t_dimm),
+		cmocka_unit_test(t_devdax_nvdimm),
 		cmocka_unit_test(t_virtio_mem),
 		cmocka_unit_test(t_units),
 		cmocka_unit_test(t_interleave),
