@@ -2478,8 +2478,7 @@ static void devdax_faults(const char *dax, unsigned long align, long saved0, lon
 			snprintf(name, sizeof(name), "devdax-fault.%lu.enable-cost-kB",
 				 align >> 10);
 			m1 = freemem_read();
-			check_near(cost, m0.free - m1.free - freemem_took(name, &m0, &m1),
-				   DEVDAX_SLACK_KB, name);
+			check_near(cost, m0.free - m1.free, DEVDAX_SLACK_KB, name);
 			break;
 		}
 		failed++;
@@ -2491,8 +2490,7 @@ static void devdax_faults(const char *dax, unsigned long align, long saved0, lon
 		snprintf(name, sizeof(name), "devdax-fault.%lu.%ld.memory-back-kB", align >> 10,
 			 budgets[i]);
 		m1 = freemem_read();
-		check_near(0, m0.free - m1.free - freemem_took(name, &m0, &m1),
-			   DEVDAX_SLACK_KB, name);
+		check_near(0, m0.free - m1.free, DEVDAX_SLACK_KB, name);
 	}
 	munlockall();
 	close(mif_fd);
@@ -2555,9 +2553,14 @@ static void devdax_one(int r, unsigned long align)
 	say("info devdax %s: region at %#lx, %lu pages; %lu bytes usable at %lu alignment",
 	    dax, start, pages, size, align);
 
-	/* what the slab and the like took for the devices is not memmap */
+	/*
+	 * Raw free memory: the slab counters lag (per-cpu deltas folded once
+	 * a second) and subtracting them was seen to be off by 200 kB, where
+	 * the raw figure matched the memmap to 4 kB in every run.
+	 */
 	snprintf(name, sizeof(name), "devdax.%lu.enabled", align >> 10);
-	cost = m0.free - m1.free - freemem_took(name, &m0, &m1);
+	freemem_took(name, &m0, &m1);
+	cost = m0.free - m1.free;
 	want = devdax_expected_pages(pages, align) * KIB_PER_PAGE;
 	say("value devdax memmap.%lu.kB %ld", align >> 10, cost);
 	say("value devdax memmap.%lu.expected-kB %ld", align >> 10, want);
@@ -2586,12 +2589,13 @@ static void devdax_one(int r, unsigned long align)
 	write_str(ND_DRV "/dax_pmem/unbind", seed);
 	m2 = freemem_read();
 	snprintf(name, sizeof(name), "devdax.%lu.disabled", align >> 10);
-	back = m2.free - m1.free + freemem_took(name, &m1, &m2);
+	freemem_took(name, &m1, &m2);
+	back = m2.free - m1.free;
 	/*
-	 * After the device was unbound and bound again (devdax_faults()), a
-	 * disable was seen to give back 84 kB (21 pages) less, in 1 of 3
-	 * runs, with no slab change: not explained yet (README, "Known
-	 * limits").  Twice the slack: a lost memmap is megabytes.
+	 * After the 2 MiB instance was unbound, failed to bind and was bound
+	 * again (devdax_faults()), its disable gives back 80-84 kB less, in
+	 * every run on both flavors, with no slab change: not explained yet
+	 * (README, "Known limits").  Twice the slack: a lost memmap is MBs.
 	 */
 	snprintf(name, sizeof(name), "devdax.%lu.memmap-back-kB", align >> 10);
 	check_near(cost, back, 2 * DEVDAX_SLACK_KB, name);
