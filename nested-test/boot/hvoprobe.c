@@ -2505,6 +2505,24 @@ static void devdax_faults(const char *dax, unsigned long align, long saved0, lon
 	check_eq(saved0 + saved, meminfo("DeviceVmemmapSaved"), name);
 }
 
+/* The DirectMap lines of /proc/meminfo, in kB */
+struct directmap {
+	long k4, m2, g1;
+};
+
+static struct directmap directmap_kb(void)
+{
+	struct directmap d = {
+		.k4 = meminfo("DirectMap4k"),
+		.m2 = meminfo("DirectMap2M"),
+		.g1 = meminfo("DirectMap1G"),
+	};
+
+	if (d.g1 == LONG_MIN)	/* no gbpages */
+		d.g1 = 0;
+	return d;
+}
+
 /*
  * Turn the raw namespace of legacy pmem region @r (memmap=nn!ss on the
  * command line) into a devdax instance with its memmap in RAM and @align,
@@ -2515,7 +2533,8 @@ static void devdax_one(int r, unsigned long align)
 {
 	char path[256], seed[32], ns[32], uuid[64], name[64], dax[64], buf[64];
 	unsigned long start, size, pages;
-	long cost, back, want, saved0, saved;
+	long cost, back, want, saved0, saved, tables;
+	struct directmap dm0, dm1;
 	struct freemem m0, m1, m2;
 
 	snprintf(ns, sizeof(ns), "namespace%d.0", r);
@@ -2534,9 +2553,11 @@ static void devdax_one(int r, unsigned long align)
 	write_str(path, ns);
 
 	saved0 = meminfo("DeviceVmemmapSaved");
+	dm0 = directmap_kb();
 	m0 = freemem_read();
 	write_str(ND_DRV "/dax_pmem/bind", seed);
 	m1 = freemem_read();
+	dm1 = directmap_kb();
 
 	/* the device-dax instance that the nd_dax device created */
 	snprintf(dax, sizeof(dax), "dax%d.0", r);
@@ -2561,7 +2582,17 @@ static void devdax_one(int r, unsigned long align)
 	snprintf(name, sizeof(name), "devdax.%lu.enabled", align >> 10);
 	freemem_took(name, &m0, &m1);
 	cost = m0.free - m1.free;
-	want = devdax_expected_pages(pages, align) * KIB_PER_PAGE;
+	/*
+	 * The range joins the direct map too: with 4 KiB mappings there
+	 * (debug_pagealloc, the hardened flavor) that takes a PTE table per
+	 * 2 MiB, 4 MiB for 2 GiB; with 1 GiB mappings next to nothing.
+	 */
+	tables = (dm1.k4 - dm0.k4 + 2047) / 2048 +
+		 (dm1.k4 + dm1.m2 - dm0.k4 - dm0.m2 + SZ_1G_KB - 1) / SZ_1G_KB;
+	say("info devdax %s: direct map +%ld kB in 4 KiB, +%ld kB in 2 MiB, +%ld kB in 1 GiB "
+	    "pages: %ld page tables", dax, dm1.k4 - dm0.k4, dm1.m2 - dm0.m2, dm1.g1 - dm0.g1,
+	    tables);
+	want = (devdax_expected_pages(pages, align) + tables) * KIB_PER_PAGE;
 	say("value devdax memmap.%lu.kB %ld", align >> 10, cost);
 	say("value devdax memmap.%lu.expected-kB %ld", align >> 10, want);
 	snprintf(name, sizeof(name), "devdax.%lu.memmap-kB", align >> 10);
