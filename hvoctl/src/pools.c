@@ -298,6 +298,13 @@ uint64_t hv_devdax_estimated_saved(uint64_t size, uint64_t align, enum hv_memmap
 	return (pages / per * (vmemmap - 2) - tables) * HV_BASE_PAGE;
 }
 
+/* /sys/bus/dax/devices/NAME/FILE */
+static const char *dax_file(char *buf, size_t n, const char *name, const char *file)
+{
+	snprintf(buf, n, HV_DAX_DIR "/%s/%s", name, file);
+	return buf;
+}
+
 /*
  * /sys/bus/dax/devices/daxR.N: size, align, numa_node, the driver link, and
  * the vmemmap_saved of an hvokit kernel.  The memmap lives in the device
@@ -327,24 +334,21 @@ static int read_devdax(const struct hv_sys *s, struct hv_state *st)
 		if (strlen(names[i]) >= sizeof(d->name))
 			continue;
 		strcpy(d->name, names[i]);
-		snprintf(rel, sizeof(rel), HV_DAX_DIR "/%s/size", d->name);
-		if (hv_read_u64_report(s, rel, &d->size) < 0) {
+		if (hv_read_u64_report(s, dax_file(rel, sizeof(rel), d->name, "size"),
+				       &d->size) < 0) {
 			ret = -1;
 			continue;
 		}
-		snprintf(rel, sizeof(rel), HV_DAX_DIR "/%s/align", d->name);
-		if (hv_read_u64(s, rel, &d->align) < 0)
+		if (hv_read_u64(s, dax_file(rel, sizeof(rel), d->name, "align"), &d->align) < 0)
 			d->align = HV_BASE_PAGE; /* before 5.13: no align, 4 KiB pages */
-		snprintf(rel, sizeof(rel), HV_DAX_DIR "/%s/numa_node", d->name);
-		d->node = hv_read_s64(s, rel, &node) == 0 && node >= 0 && node < INT32_MAX ?
-			(int)node : -1;
-		snprintf(rel, sizeof(rel), HV_DAX_DIR "/%s/../mode", d->name);
-		d->memmap = hv_read_str(s, rel, mode, sizeof(mode)) == 0 &&
+		d->node = hv_read_s64(s, dax_file(rel, sizeof(rel), d->name, "numa_node"),
+				      &node) == 0 && node >= 0 && node < INT32_MAX ? (int)node : -1;
+		d->memmap = hv_read_str(s, dax_file(rel, sizeof(rel), d->name, "../mode"), mode,
+					sizeof(mode)) == 0 &&
 			    !strcmp(mode, "pmem") ? HV_MEMMAP_DEVICE : HV_MEMMAP_RAM;
-		snprintf(rel, sizeof(rel), HV_DAX_DIR "/%s/driver", d->name);
-		d->enabled = hv_exists(s, rel);
-		snprintf(rel, sizeof(rel), HV_DAX_DIR "/%s/vmemmap_saved", d->name);
-		d->has_saved = hv_read_u64(s, rel, &d->saved_bytes) == 0;
+		d->enabled = hv_exists(s, dax_file(rel, sizeof(rel), d->name, "driver"));
+		d->has_saved = hv_read_u64(s, dax_file(rel, sizeof(rel), d->name, "vmemmap_saved"),
+					   &d->saved_bytes) == 0;
 		if (!d->has_saved)
 			d->saved_bytes = d->enabled ?
 				hv_devdax_estimated_saved(d->size, d->align, d->memmap) : 0;

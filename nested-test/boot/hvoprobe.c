@@ -497,7 +497,6 @@ static void scenario_boot(const char *scenario, bool on, long nr_1g, long nr_2m)
 	check_meminfo_line("grown");
 }
 
-/* HVO off on the command line, switched on through the sysctl. */
 /*
  * Kernel memory that moves free memory without being HVO's: on the hardened
  * flavor, KASAN's quarantine and the debug options grow the slab by about
@@ -580,6 +579,7 @@ static void scenario_runtime_mixed(long plain)
 	write_long(sysctl, 1);
 }
 
+/* HVO off on the command line, switched on through the sysctl. */
 static void scenario_runtime(void)
 {
 	const char *sysctl = "/proc/sys/vm/hugetlb_optimize_vmemmap";
@@ -1848,35 +1848,47 @@ static void scenario_fault(int race_seconds)
 #define FAIL_PAGE_ALLOC	"/sys/kernel/debug/fail_page_alloc/"
 
 /*
+ * Make page allocations of tasks with make-it-fail set fail with
+ * @probability percent, every order, sleeping or not.
+ */
+static void fail_page_alloc_arm(const char *probability, const char *verbose)
+{
+	const char *const attrs[][2] = {
+		{ "task-filter", "Y" }, { "probability", probability }, { "interval", "1" },
+		{ "times", "-1" }, { "ignore-gfp-wait", "N" }, { "ignore-gfp-highmem", "N" },
+		{ "min-order", "0" }, { "verbose", verbose },
+	};
+	char path[128];
+	unsigned int i;
+
+	if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) && errno != EBUSY)
+		die("mount debugfs: %s", strerror(errno));
+	for (i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		snprintf(path, sizeof(path), FAIL_PAGE_ALLOC "%s", attrs[i][0]);
+		write_str(path, attrs[i][1]);
+	}
+}
+
+/*
  * Shrink an optimized pool while the page allocator fails 30% of this
  * process's allocations: the pages whose vmemmap could not be restored
  * stay in the pool, optimized, and go away on the next shrink.
  */
 static void scenario_restorefail(void)
 {
-	static const char *const attrs[][2] = {
-		{ "task-filter", "Y" }, { "probability", "30" }, { "interval", "1" },
-		{ "times", "-1" }, { "ignore-gfp-wait", "N" }, { "ignore-gfp-highmem", "N" },
-		{ "min-order", "0" }, { "verbose", "1" },
-	};
 	const char *needle = "FAULT_INJECTION: forcing a failure";
 	const long pool = 512;
 	int errs[20], tries = 0, nr_fd, mif_fd, i;
 	long lines0, injected, kept, surplus, pgt;
 	struct freemem m0, m1;
-	char path[128], msg[256] = "";
+	char msg[256] = "";
 	struct hvo s;
 
-	if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) && errno != EBUSY)
-		die("mount debugfs: %s", strerror(errno));
 	m0 = freemem_read();
 	need_pool(SZ_2M_KB, pool);
 	check_optimized("restorefail-grown", SZ_2M_KB, pool);
 
-	for (i = 0; i < (int)(sizeof(attrs) / sizeof(attrs[0])); i++) {
-		snprintf(path, sizeof(path), FAIL_PAGE_ALLOC "%s", attrs[i][0]);
-		write_str(path, attrs[i][1]);
-	}
+	fail_page_alloc_arm("30", "1");
 	lines0 = klog_count(needle);
 	nr_fd = open(NR_2M, O_WRONLY | O_CLOEXEC);
 	mif_fd = open("/proc/self/make-it-fail", O_WRONLY | O_CLOEXEC);
@@ -2353,7 +2365,6 @@ static void cycle_step(struct cycle *c, const char *when, long other_kb)
 	c->started = true;
 }
 
-
 /* ---- devdax: the memmap that device-dax costs, per alignment ---- */
 
 #define ND_DEV		"/sys/bus/nd/devices"
@@ -2404,7 +2415,6 @@ static long devdax_expected_pages(unsigned long pages, unsigned long align)
 	return (long)(pages / per * 2 + (pages + PFNS_PER_VMEMMAP_PMD - 1) / PFNS_PER_VMEMMAP_PMD);
 }
 
-
 static void kmsg(const char *msg)
 {
 	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
@@ -2413,11 +2423,6 @@ static void kmsg(const char *msg)
 		die("/dev/kmsg: %s", strerror(errno));
 	close(fd);
 }
-
-/* The memmap of the 4 KiB-aligned instance: what compound pagemaps save from. */
-static long devdax_cost_4k;
-
-#define FAIL_PAGE_ALLOC_DIR	"/sys/kernel/debug/fail_page_alloc/"
 
 /*
  * Enable device-dax instance @dax (its memmap in RAM, @align) again and
@@ -2431,27 +2436,16 @@ static void devdax_faults(const char *dax, unsigned long align, long saved0, lon
 			  long cost)
 {
 	static const long budgets[] = { 0, 1, 2, 5, 9, 17, 129, 1031, 2050, 1L << 20 };
-	static const char *const attrs[][2] = {
-		{ "task-filter", "Y" }, { "probability", "100" }, { "interval", "1" },
-		{ "times", "-1" }, { "ignore-gfp-wait", "N" }, { "ignore-gfp-highmem", "N" },
-		{ "min-order", "0" }, { "verbose", "0" },
-	};
-	char bind[128], link[128], name[96], buf[32];
+	const char *bind = "/sys/bus/dax/drivers/device_dax/bind";
+	char link[128], name[96], buf[32];
 	int mif_fd, failed = 0, rc = 0;
 	struct freemem m0, m1;
 	unsigned int i;
 
-	if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) && errno != EBUSY)
-		die("mount debugfs: %s", strerror(errno));
-	for (i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
-		snprintf(bind, sizeof(bind), FAIL_PAGE_ALLOC_DIR "%s", attrs[i][0]);
-		write_str(bind, attrs[i][1]);
-	}
-	snprintf(bind, sizeof(bind), "/sys/bus/dax/drivers/device_dax/unbind");
-	write_str(bind, dax);
+	fail_page_alloc_arm("100", "0");
+	write_str("/sys/bus/dax/drivers/device_dax/unbind", dax);
 	check_eq(saved0, meminfo("DeviceVmemmapSaved"), "devdax-fault.unbound-saved");
 
-	snprintf(bind, sizeof(bind), "/sys/bus/dax/drivers/device_dax/bind");
 	snprintf(link, sizeof(link), "/sys/bus/dax/devices/%s/driver", dax);
 	mif_fd = open("/proc/self/make-it-fail", O_WRONLY | O_CLOEXEC);
 	if (mif_fd < 0)
@@ -2465,7 +2459,7 @@ static void devdax_faults(const char *dax, unsigned long align, long saved0, lon
 		if (fd < 0)
 			die("open %s: %s", bind, strerror(errno));
 		snprintf(buf, sizeof(buf), "%ld", budgets[i] << PAGE_SHIFT);
-		write_str(FAIL_PAGE_ALLOC_DIR "space", buf);
+		write_str(FAIL_PAGE_ALLOC "space", buf);
 		m0 = freemem_read();
 		if (write(mif_fd, "1", 1) != 1)
 			die("make-it-fail: %s", strerror(errno));
@@ -2494,7 +2488,7 @@ static void devdax_faults(const char *dax, unsigned long align, long saved0, lon
 	}
 	munlockall();
 	close(mif_fd);
-	write_str(FAIL_PAGE_ALLOC_DIR "probability", "0");
+	write_str(FAIL_PAGE_ALLOC "probability", "0");
 	kmsg(DEVDAX_FAULTS_END);
 
 	snprintf(name, sizeof(name), "devdax-fault.%lu.failed-enables", align >> 10);
@@ -2527,9 +2521,13 @@ static struct directmap directmap_kb(void)
  * Turn the raw namespace of legacy pmem region @r (memmap=nn!ss on the
  * command line) into a devdax instance with its memmap in RAM and @align,
  * as "ndctl create-namespace -f -e namespaceR.0 -m devdax --map=mem -a
- * ALIGN" does, and check what it costs against what the counts say.
+ * ALIGN" does, and check what it costs against what the counts say, and
+ * what the kernel says it saves against @cost_4k, the memmap of a 4 KiB
+ * aligned instance of the same size (the first one, measured on itself).
+ *
+ * Return: the kB the instance's memmap took.
  */
-static void devdax_one(int r, unsigned long align)
+static long devdax_one(int r, unsigned long align, long cost_4k)
 {
 	char path[256], seed[32], ns[32], uuid[64], name[64], dax[64], buf[64];
 	unsigned long start, size, pages;
@@ -2598,17 +2596,14 @@ static void devdax_one(int r, unsigned long align)
 	snprintf(name, sizeof(name), "devdax.%lu.memmap-kB", align >> 10);
 	check_near(want, cost, DEVDAX_SLACK_KB, name);
 
-	/*
-	 * What the kernel says compound pagemaps save: the memmap at 4 KiB
-	 * alignment, measured first on a region of the same size, less this.
-	 */
+	/* what the kernel says compound pagemaps save */
 	if (align == 1UL << 12)
-		devdax_cost_4k = cost;
+		cost_4k = cost;
 	saved = meminfo("DeviceVmemmapSaved") - saved0;
 	snprintf(path, sizeof(path), "/sys/bus/dax/devices/%s/vmemmap_saved", dax);
 	say("value devdax saved.%lu.kB %ld", align >> 10, saved);
 	snprintf(name, sizeof(name), "devdax.%lu.meminfo-saved-kB", align >> 10);
-	check_near(devdax_cost_4k - cost, saved, DEVDAX_SLACK_KB, name);
+	check_near(cost_4k - cost, saved, DEVDAX_SLACK_KB, name);
 	snprintf(name, sizeof(name), "devdax.%lu.sysfs-saved-kB", align >> 10);
 	check_eq(saved, (long)(read_ulong_str(path) >> 10), name);
 	if (align != 1UL << 12) {
@@ -2632,15 +2627,15 @@ static void devdax_one(int r, unsigned long align)
 	check_near(cost, back, 2 * DEVDAX_SLACK_KB, name);
 	snprintf(name, sizeof(name), "devdax.%lu.meminfo-saved-back", align >> 10);
 	check_eq(saved0, meminfo("DeviceVmemmapSaved"), name);
+	return cost;
 }
 
 static void scenario_devdax(void)
 {
-	static const unsigned long aligns[] = { 1UL << 12, 1UL << 21, 1UL << 30 };
-	unsigned int i;
+	long cost_4k = devdax_one(0, 1UL << 12, 0);
 
-	for (i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++)
-		devdax_one((int)i, aligns[i]);
+	devdax_one(1, 1UL << 21, cost_4k);
+	devdax_one(2, 1UL << 30, cost_4k);
 }
 
 /*
