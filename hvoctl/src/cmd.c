@@ -163,6 +163,19 @@ static int worst(int a, int b)
 
 /* ---------- status / metrics ---------- */
 
+/* Which running guests use which device-dax instance: libvirt's status
+ * files under the system root, or in $HVOCTL_LIBVIRT_RUNDIR as given. */
+static void read_devdax_guests(struct ctx *x, struct hv_state *st)
+{
+	const char *env = getenv("HVOCTL_LIBVIRT_RUNDIR");
+	struct hv_sys real;
+
+	if (env && env[0] == '/' && hv_sys_init(&real, "") == 0)
+		hv_devdax_read_guests(&real, env, st);
+	else
+		hv_devdax_read_guests(&x->sys, HV_HOOK_LIBVIRT_RUNDIR, st);
+}
+
 static int cmd_status(struct ctx *x, int argc, char **argv)
 {
 	struct hv_state *st;
@@ -175,6 +188,7 @@ static int cmd_status(struct ctx *x, int argc, char **argv)
 	st = read_state(x);
 	if (!st)
 		return HV_EXIT_ERROR;
+	read_devdax_guests(x, st);
 	if (x->json)
 		hv_print_json(x->out, st);
 	else
@@ -197,6 +211,7 @@ static int cmd_metrics(struct ctx *x, int argc, char **argv)
 	st = read_state(x);
 	if (!st)
 		return HV_EXIT_ERROR;
+	read_devdax_guests(x, st);
 	if (x->output) {
 		/* Atomic replace, as node_exporter's textfile collector needs. */
 		if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", x->output,

@@ -1688,6 +1688,135 @@ int hv_dom_demand(const char *xml, size_t len, uint64_t default_kb,
 	return 0;
 }
 
+/* "daxR.N" from a path /dev/daxR.N into out (32 bytes); false otherwise */
+static bool dax_name(const char *path, size_t len, char out[32])
+{
+	static const char dev[] = "/dev/";
+	size_t i = sizeof(dev) - 1, d1 = 0, d2 = 0;
+
+	if (len < i + 6 || len - i >= 32 || strncmp(path, dev, i) || strncmp(path + i, "dax", 3))
+		return false;
+	for (i += 3; i < len && isdigit((unsigned char)path[i]); i++)
+		d1++;
+	if (i >= len || path[i++] != '.')
+		return false;
+	for (; i < len && isdigit((unsigned char)path[i]); i++)
+		d2++;
+	if (i != len || !d1 || !d2)
+		return false;
+	memcpy(out, path + 5, len - 5);
+	out[len - 5] = '\0';
+	return true;
+}
+
+static void dax_add(struct hv_dom_dax *u, const char *path, size_t len)
+{
+	char name[32];
+
+	if (!dax_name(path, len, name))
+		return;
+	for (size_t i = 0; i < u->n; i++)
+		if (!strcmp(u->dax[i], name))
+			return;
+	if (u->n < HV_DOM_MAX_DAX)
+		strcpy(u->dax[u->n++], name);
+}
+
+/*
+ * The mem-path of one QEMU argument: "memory-backend-file,id=m0,
+ * mem-path=/dev/dax0.0,size=4G" or {"qom-type":"memory-backend-file",
+ * "mem-path":"/dev/dax0.0",...}.  Other arguments have none.
+ */
+static void dax_from_arg(struct hv_dom_dax *u, const char *v)
+{
+	static const char kv[] = "mem-path=", js[] = "\"mem-path\"";
+	const char *p;
+
+	for (p = v; (p = strstr(p, kv)); p += sizeof(kv) - 1)
+		if (p == v || p[-1] == ',')
+			dax_add(u, p + sizeof(kv) - 1, strcspn(p + sizeof(kv) - 1, ","));
+	for (p = v; (p = strstr(p, js)); ) {
+		p += sizeof(js) - 1;
+		p += strspn(p, " \t\r\n");
+		if (*p != ':')
+			continue;
+		p++;
+		p += strspn(p, " \t\r\n");
+		if (*p++ != '"')
+			continue;
+		dax_add(u, p, strcspn(p, "\""));
+	}
+}
+
+/* <memory model='nvdimm'|'virtio-pmem'><source><path>/dev/daxR.N */
+static void dax_from_memdev(struct hv_dom_dax *u, struct xel *m)
+{
+	char *model = attr(m, "model");
+	bool file = model && (!strcmp(model, "nvdimm") || !strcmp(model, "virtio-pmem"));
+
+	free(model);
+	for (struct xel *c = file ? m->children : NULL; c; c = c->next) {
+		if (!is_el(c, "source"))
+			continue;
+		for (struct xel *p = c->children; p; p = p->next) {
+			char *t = is_el(p, "path") ? text_of(p) : NULL;
+
+			if (t)
+				dax_add(u, t, strlen(t));
+			free(t);
+		}
+	}
+}
+
+static void dax_from_domain(struct hv_dom_dax *u, struct xel *dom)
+{
+	for (struct xel *n = dom->children; n; n = n->next) {
+		if (is_el(n, "name") && !u->name[0]) {
+			char *t = text_of(n);
+
+			if (t)
+				snprintf(u->name, sizeof(u->name), "%s", t);
+			free(t);
+		} else if (is_el(n, "devices")) {
+			for (struct xel *m = n->children; m; m = m->next)
+				if (is_el(m, "memory"))
+					dax_from_memdev(u, m);
+		} else if (n->ns && !strcmp(n->name, "qemu:commandline")) {
+			for (struct xel *a = n->children; a; a = a->next) {
+				char *v = a->ns && !strcmp(a->name, "qemu:arg") ?
+					  attr(a, "value") : NULL;
+
+				if (v)
+					dax_from_arg(u, v);
+				free(v);
+			}
+		}
+	}
+}
+
+int hv_dom_dax_uses(const char *xml, size_t len, struct hv_dom_dax *u)
+{
+	struct xel *root, *dom = NULL;
+	char err[256];
+
+	memset(u, 0, sizeof(*u));
+	if (len == 0 || len > HV_DOM_MAX_XML || has_declaration(xml, len))
+		return -1;
+	root = tree_parse(xml, len, err, sizeof(err));
+	if (!root)
+		return -1;
+	if (is_el(root, "domain"))
+		dom = root;
+	else if (is_el(root, "domstatus"))
+		for (struct xel *n = root->children; n && !dom; n = n->next)
+			if (is_el(n, "domain"))
+				dom = n;
+	if (dom)
+		dax_from_domain(u, dom);
+	tree_free(root);
+	return dom ? 0 : -1;
+}
+
 int hv_dom_status_uuid(const char *xml, size_t len, char uuid[37])
 {
 	struct xel *root, *dom = NULL, *u = NULL;

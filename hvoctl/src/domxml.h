@@ -70,6 +70,24 @@ int hv_dom_demand(const char *xml, size_t len, uint64_t default_kb,
  * document is not such XML. */
 int hv_dom_status_uuid(const char *xml, size_t len, char uuid[37]);
 
+/*
+ * The device-dax instances a guest's memory uses: nvdimm and virtio-pmem
+ * devices whose <source><path> is /dev/daxR.N, and memory-backend-file
+ * objects given with mem-path=/dev/daxR.N in <qemu:commandline> (QEMU's
+ * key=value and JSON forms).  That memory is the device's, never HugeTLB:
+ * hv_dom_demand() counts none of it.
+ */
+#define HV_DOM_MAX_DAX 16
+struct hv_dom_dax {
+	char name[256];         /* domain name, "" if none */
+	size_t n;
+	char dax[HV_DOM_MAX_DAX][32]; /* "daxR.N", each once */
+};
+
+/* Fill u from domain XML or libvirt's status XML (<domstatus><domain>).
+ * 0, or -1 when the document is not such XML. */
+int hv_dom_dax_uses(const char *xml, size_t len, struct hv_dom_dax *u);
+
 /* Printable copy of a name for messages (non-printables become '?'). */
 void hv_dom_safe_name(const char *name, char *out, size_t n);
 

@@ -26,6 +26,21 @@ static const char *memmap_str(enum hv_memmap m)
 
 /* ---------- table ---------- */
 
+/* "vm1,vm2 (+3)", or "-" when no running guest uses the instance */
+static void print_devdax_guests(FILE *f, const struct hv_devdax *d)
+{
+	size_t shown = d->n_guests < HV_DEVDAX_SHOWN_GUESTS ? d->n_guests :
+			HV_DEVDAX_SHOWN_GUESTS;
+
+	if (d->n_guests == 0)
+		fputs("-", f);
+	for (size_t i = 0; i < shown; i++)
+		fprintf(f, "%s%s", i ? "," : "", d->guests[i]);
+	if (d->n_guests > shown)
+		fprintf(f, " (+%zu)", d->n_guests - shown);
+	fputc('\n', f);
+}
+
 /* Device-dax instances, when the host has any: not huge pages, but their
  * memmap is deduplicated too (compound pages) when it lives in RAM. */
 static void print_devdax_table(FILE *f, const struct hv_state *st)
@@ -34,8 +49,8 @@ static void print_devdax_table(FILE *f, const struct hv_state *st)
 
 	if (st->n_devdax == 0)
 		return;
-	fprintf(f, "\nDevice-DAX:\n%-10s %10s %6s %5s %7s %9s %12s  %s\n", "DEVICE",
-		"SIZE", "ALIGN", "NODE", "MEMMAP", "STATE", "SAVED", "SOURCE");
+	fprintf(f, "\nDevice-DAX:\n%-10s %10s %6s %5s %7s %9s %12s  %-8s  %s\n", "DEVICE",
+		"SIZE", "ALIGN", "NODE", "MEMMAP", "STATE", "SAVED", "SOURCE", "GUESTS");
 	for (size_t i = 0; i < st->n_devdax; i++) {
 		const struct hv_devdax *d = &st->devdax[i];
 
@@ -48,9 +63,10 @@ static void print_devdax_table(FILE *f, const struct hv_state *st)
 			snprintf(node, sizeof(node), "-");
 		else
 			snprintf(node, sizeof(node), "%d", d->node);
-		fprintf(f, "%-10s %10s %6s %5s %7s %9s %12s  %s\n", d->name, sz, al, node,
+		fprintf(f, "%-10s %10s %6s %5s %7s %9s %12s  %-8s  ", d->name, sz, al, node,
 			memmap_str(d->memmap), d->enabled ? "enabled" : "disabled", h,
 			d->has_saved ? "kernel" : "estimate");
+		print_devdax_guests(f, d);
 	}
 	if (st->has_meminfo_dev_saved) {
 		hv_format_human((int64_t)(st->meminfo_dev_saved_kb * 1024), h, sizeof(h));
@@ -207,6 +223,16 @@ static json_object *json_devdax(const struct hv_state *st)
 		jadd(o, "enabled", json_object_new_boolean(d->enabled));
 		jadd(o, "vmemmap_saved_bytes", ju64(d->saved_bytes));
 		jadd(o, "source", json_object_new_string(d->has_saved ? "kernel" : "estimate"));
+		{
+			json_object *g = json_object_new_array();
+			size_t shown = d->n_guests < HV_DEVDAX_SHOWN_GUESTS ? d->n_guests :
+					HV_DEVDAX_SHOWN_GUESTS;
+
+			for (size_t k = 0; k < shown; k++)
+				json_object_array_add(g, jstr(d->guests[k]));
+			jadd(o, "guests", g);
+			jadd(o, "guest_count", ju64(d->n_guests));
+		}
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -386,4 +412,8 @@ void hv_print_metrics(FILE *f, const struct hv_state *st)
 			PRIu64 "\n", st->devdax[i].name,
 			st->devdax[i].has_saved ? "kernel" : "estimate",
 			st->devdax[i].saved_bytes);
+	metric_head(f, "devdax_guests", "Running libvirt guests whose memory the instance backs.");
+	for (size_t i = 0; i < st->n_devdax; i++)
+		fprintf(f, "hvokit_devdax_guests{device=\"%s\"} %zu\n", st->devdax[i].name,
+			st->devdax[i].n_guests);
 }

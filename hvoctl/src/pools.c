@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "domxml.h"
 #include "pools.h"
 #include "util.h"
 
@@ -356,6 +359,68 @@ static int read_devdax(const struct hv_sys *s, struct hv_state *st)
 	}
 	hv_free_names(names);
 	return ret;
+}
+
+/* A whole file of at most HV_DOM_MAX_XML bytes (malloc'ed), or NULL */
+static char *read_small_file(const char *path, size_t *len)
+{
+	char *buf = malloc(HV_DOM_MAX_XML + 1);
+	ssize_t r = 0;
+	int fd;
+
+	*len = 0;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (!buf || fd < 0) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while (*len <= HV_DOM_MAX_XML &&
+	       (r = read(fd, buf + *len, HV_DOM_MAX_XML + 1 - *len)) > 0)
+		*len += (size_t)r;
+	close(fd);
+	if (r < 0 || *len > HV_DOM_MAX_XML) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void devdax_add_guest(struct hv_devdax *d, const char *name)
+{
+	if (d->n_guests < HV_DEVDAX_SHOWN_GUESTS)
+		hv_dom_safe_name(name, d->guests[d->n_guests], sizeof(d->guests[0]));
+	d->n_guests++;
+}
+
+void hv_devdax_read_guests(const struct hv_sys *s, const char *rundir, struct hv_state *st)
+{
+	char **names = NULL, rel[PATH_MAX], path[PATH_MAX];
+	struct hv_dom_dax *u;
+	size_t n = 0;
+
+	if (st->n_devdax == 0 || hv_list_dir(s, rundir, "", &names, &n) < 0)
+		return;
+	u = malloc(sizeof(*u));
+	for (size_t i = 0; u && i < n; i++) {
+		size_t len = strlen(names[i]), xlen;
+		char *xml;
+
+		if (len < 5 || strcmp(names[i] + len - 4, ".xml") ||
+		    snprintf(rel, sizeof(rel), "%s/%s", rundir, names[i]) >= (int)sizeof(rel) ||
+		    hv_path(s, path, sizeof(path), rel) < 0)
+			continue;
+		xml = read_small_file(path, &xlen);
+		if (xml && hv_dom_dax_uses(xml, xlen, u) == 0)
+			for (size_t j = 0; j < u->n; j++)
+				for (size_t k = 0; k < st->n_devdax; k++)
+					if (!strcmp(u->dax[j], st->devdax[k].name))
+						devdax_add_guest(&st->devdax[k], u->name);
+		free(xml);
+	}
+	free(u);
+	hv_free_names(names);
 }
 
 int hv_state_read(const struct hv_sys *s, struct hv_state *st)

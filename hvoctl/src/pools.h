@@ -42,6 +42,7 @@ struct hv_node {
 enum { HV_BOOT_ABSENT = -1, HV_BOOT_OFF = 0, HV_BOOT_ON = 1 };
 
 #define HV_MAX_DEVDAX 32
+#define HV_DEVDAX_SHOWN_GUESTS 4
 #define HV_DAX_DIR "/sys/bus/dax/devices"
 
 /* Where the struct pages of a device-dax instance live. */
@@ -57,6 +58,8 @@ struct hv_devdax {
 	bool enabled;           /* bound to a driver (device_dax or kmem) */
 	bool has_saved;         /* hvokit kernel: vmemmap_saved */
 	uint64_t saved_bytes;   /* from the kernel, else estimated */
+	size_t n_guests;        /* running guests whose memory it backs */
+	char guests[HV_DEVDAX_SHOWN_GUESTS][64]; /* the first ones, printable */
 };
 
 struct hv_state {
@@ -79,6 +82,13 @@ struct hv_state {
 	bool has_meminfo_dev_saved; /* DeviceVmemmapSaved: present */
 	uint64_t meminfo_dev_saved_kb;
 };
+
+/*
+ * Fill the guests of st's device-dax instances from libvirt's status XML
+ * of the running guests (rundir/NAME.xml, rundir under s's root).  For
+ * display: a file that cannot be read or parsed is skipped.
+ */
+void hv_devdax_read_guests(const struct hv_sys *s, const char *rundir, struct hv_state *st);
 
 #define HV_SYSCTL_HVO "/proc/sys/vm/hugetlb_optimize_vmemmap"
 #define HV_HP_DIR "/sys/kernel/mm/hugepages"

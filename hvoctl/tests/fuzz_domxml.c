@@ -29,6 +29,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (!err[0]) {
 		abort(); /* a refusal always says why */
 	}
+	{
+		static struct hv_dom_dax x;
+
+		if (hv_dom_dax_uses((const char *)data, size, &x) == 0)
+			for (size_t i = 0; i < x.n; i++)
+				if (x.n > HV_DOM_MAX_DAX || strncmp(x.dax[i], "dax", 3) ||
+				    !strchr(x.dax[i], '.'))
+					abort();
+	}
 	/* The small parsers on the same bytes. */
 	s = malloc(size + 1);
 	if (!s)

@@ -150,6 +150,59 @@ static void t_devdax_nvdimm(void **s)
 	assert_int_equal(item(1048576, "any")->pages, 2);
 }
 
+#define QEMU_NS "xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'"
+#define DAX_GUEST "<domain type='kvm' " QEMU_NS "><name>vm-dax</name>" \
+	"<uuid>99999999-9999-9999-9999-999999999997</uuid>" \
+	"<maxMemory slots='4' unit='GiB'>64</maxMemory><memory unit='GiB'>10</memory>" \
+	"<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>" \
+	"<devices><memory model='nvdimm'><source><path> /dev/dax0.0 </path></source>" \
+	"<target><size unit='GiB'>8</size><node>0</node></target></memory>" \
+	"<memory model='nvdimm'><source><path>/dev/dax0.0</path></source>" \
+	"<target><size unit='KiB'>0</size></target></memory>" \
+	"<memory model='nvdimm'><source><path>/srv/pmem.img</path></source>" \
+	"<target><size unit='KiB'>0</size></target></memory></devices>" \
+	"<qemu:commandline><qemu:arg value='-object'/>" \
+	"<qemu:arg value='memory-backend-file,id=m1,mem-path=/dev/dax1.0,size=4G,align=2M'/>" \
+	"<qemu:arg value='{&quot;qom-type&quot;:&quot;memory-backend-file&quot;,&quot;id&quot;:" \
+	"&quot;m2&quot;,&quot;mem-path&quot; : &quot;/dev/dax2.1&quot;}'/>" \
+	"<qemu:arg value='memory-backend-file,id=m3,mem-path=/dev/hugepages/x'/>" \
+	"<qemu:arg value='nomem-path=/dev/dax7.0,mem-path=/dev/dax8'/>" \
+	"</qemu:commandline></domain>"
+
+/* Which device-dax instances a guest uses: nvdimm paths and the mem-path
+ * of memory-backend-file objects on QEMU's command line, each once; other
+ * files, hugetlbfs, look-alikes are not.  The HugeTLB demand is the
+ * initial memory only. */
+static void t_devdax_uses(void **s)
+{
+	struct hv_dom_dax u;
+	const char *x = DAX_GUEST;
+
+	(void)s;
+	assert_int_equal(hv_dom_dax_uses(x, strlen(x), &u), 0);
+	assert_string_equal(u.name, "vm-dax");
+	assert_int_equal(u.n, 3);
+	assert_string_equal(u.dax[0], "dax0.0");
+	assert_string_equal(u.dax[1], "dax1.0");
+	assert_string_equal(u.dax[2], "dax2.1");
+	assert_int_equal(run_str(DAX_GUEST), 0);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(item(1048576, "any")->pages, 2);
+
+	/* libvirt's status file wraps the domain */
+	x = "<domstatus state='running' pid='42'><domain type='kvm'><name>st</name>"
+	    "<devices><memory model='virtio-pmem'><source><path>/dev/dax3.0</path>"
+	    "</source></memory></devices></domain></domstatus>";
+	assert_int_equal(hv_dom_dax_uses(x, strlen(x), &u), 0);
+	assert_string_equal(u.name, "st");
+	assert_int_equal(u.n, 1);
+	assert_string_equal(u.dax[0], "dax3.0");
+	x = "<network><name>default</name></network>";
+	assert_int_equal(hv_dom_dax_uses(x, strlen(x), &u), -1);
+	x = "<domain><name>broken</domain>";
+	assert_int_equal(hv_dom_dax_uses(x, strlen(x), &u), -1);
+}
+
 /* virtio-mem is backed like a DIMM (libvirt 9.0): its own <pagesize>, else
  * the page of its target cell; counted with its whole <target><size>. */
 static void t_virtio_mem(void **s)
@@ -458,6 +511,7 @@ int main(void)
 		cmocka_unit_test(t_numa_strict),
 		cmocka_unit_test(t_dimm),
 		cmocka_unit_test(t_devdax_nvdimm),
+		cmocka_unit_test(t_devdax_uses),
 		cmocka_unit_test(t_virtio_mem),
 		cmocka_unit_test(t_units),
 		cmocka_unit_test(t_interleave),

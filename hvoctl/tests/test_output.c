@@ -350,6 +350,15 @@ static void t_devdax(void **state)
 	fake_devdax(f, "dax3.0", 3, 2ULL << 30, 4096, "ram", false, -1);
 	fake_write(f, "/proc/meminfo", "MemTotal: 33554432 kB\nHugepagesize: 2048 kB\n"
 		   "DeviceVmemmapSaved:    24512 kB\n");
+	/* running guests (libvirt's status files): two on dax0.0, one on dax1.0 */
+	for (int g = 0; g < 3; g++)
+		fake_write(f, g == 2 ? "/run/libvirt/qemu/vm2.xml" : g ? "/run/libvirt/qemu/vm1.xml" :
+			   "/run/libvirt/qemu/vm0.xml",
+			   "<domstatus state='running'><domain type='kvm'><name>vm%d</name>"
+			   "<devices><memory model='nvdimm'><source><path>/dev/dax%d.0</path>"
+			   "</source></memory></devices></domain></domstatus>", g, g == 2);
+	fake_write(f, "/run/libvirt/qemu/vm3.xml", "<domstatus><domain><name>vm3");
+	fake_write(f, "/run/libvirt/qemu/vm0.pid", "42\n");
 	j = status_json(f);
 	assert_int_equal(json_object_array_length(get(j, "devdax")), 4);
 	assert_string_equal(str(j, "devdax.0.device"), "dax0.0");
@@ -368,19 +377,27 @@ static void t_devdax(void **state)
 	assert_false(json_object_get_boolean(get(j, "devdax.3.enabled")));
 	assert_int_equal(num(j, "devdax.3.vmemmap_saved_bytes"), 0);
 	assert_int_equal(num(j, "meminfo_device_saved_kb"), 24512);
+	assert_int_equal(num(j, "devdax.0.guest_count"), 2);
+	assert_int_equal(json_object_array_length(get(j, "devdax.0.guests")), 2);
+	assert_int_equal(num(j, "devdax.1.guest_count"), 1);
+	assert_string_equal(str(j, "devdax.1.guests.0"), "vm2");
+	assert_int_equal(num(j, "devdax.3.guest_count"), 0);
 	json_object_put(j);
 
 	assert_int_equal(fake_run(&out, &err, "status", "--sysroot", f->root, NULL), 0);
 	expect_in(out, "\nDevice-DAX:\n");
-	expect_in(out, "dax0.0        2.0 GiB     2M     0     ram   enabled     23.9 MiB  kernel\n");
-	expect_in(out, "dax2.0        4.0 GiB     2M     0  device   enabled          0 B  estimate\n");
-	expect_in(out, "dax3.0        2.0 GiB     4K     0     ram  disabled          0 B  estimate\n");
+	expect_in(out, "dax1.0        2.0 GiB     1G     0     ram   enabled     31.9 MiB  estimate  vm2\n");
+	expect_in(out, "dax2.0        4.0 GiB     2M     0  device   enabled          0 B  estimate  -\n");
+	expect_in(out, "dax3.0        2.0 GiB     4K     0     ram  disabled          0 B  estimate  -\n");
+	expect_in(out, "dax0.0        2.0 GiB     2M     0     ram   enabled     23.9 MiB  kernel    vm");
 	expect_in(out, "Saved by device-dax: 23.9 MiB (kernel, DeviceVmemmapSaved)\n");
 	free(out);
 	free(err);
 	assert_int_equal(fake_run(&out, &err, "--sysroot", f->root, "metrics", NULL), 0);
 	expect_in(out, "hvokit_devdax_vmemmap_saved_bytes{device=\"dax0.0\",source=\"kernel\"} 25100288\n");
 	expect_in(out, "hvokit_devdax_size_bytes{device=\"dax2.0\",align=\"2097152\",memmap=\"device\"} 4294967296\n");
+	expect_in(out, "hvokit_devdax_guests{device=\"dax0.0\"} 2\n");
+	expect_in(out, "hvokit_devdax_guests{device=\"dax2.0\"} 0\n");
 	free(out);
 	free(err);
 }
