@@ -2458,7 +2458,8 @@ static void devdax_faults(const char *dax, unsigned long align, long saved0, lon
 
 		if (fd < 0)
 			die("open %s: %s", bind, strerror(errno));
-		snprintf(buf, sizeof(buf), "%ld", budgets[i] << PAGE_SHIFT);
+		/* fail_page_alloc counts its space in pages (1 << order) */
+		snprintf(buf, sizeof(buf), "%ld", budgets[i]);
 		write_str(FAIL_PAGE_ALLOC "space", buf);
 		m0 = freemem_read();
 		if (write(mif_fd, "1", 1) != 1)
