@@ -1688,6 +1688,17 @@ int hv_dom_demand(const char *xml, size_t len, uint64_t default_kb,
 	return 0;
 }
 
+/* The <domain> of libvirt's status XML (<domstatus><domain>), or NULL */
+static struct xel *status_domain(struct xel *root)
+{
+	if (!is_el(root, "domstatus"))
+		return NULL;
+	for (struct xel *n = root->children; n; n = n->next)
+		if (is_el(n, "domain"))
+			return n;
+	return NULL;
+}
+
 /* "daxR.N" from a path /dev/daxR.N into out (32 bytes); false otherwise */
 static bool dax_name(const char *path, size_t len, char out[32])
 {
@@ -1805,12 +1816,7 @@ int hv_dom_dax_uses(const char *xml, size_t len, struct hv_dom_dax *u)
 	root = tree_parse(xml, len, err, sizeof(err));
 	if (!root)
 		return -1;
-	if (is_el(root, "domain"))
-		dom = root;
-	else if (is_el(root, "domstatus"))
-		for (struct xel *n = root->children; n && !dom; n = n->next)
-			if (is_el(n, "domain"))
-				dom = n;
+	dom = is_el(root, "domain") ? root : status_domain(root);
 	if (dom)
 		dax_from_domain(u, dom);
 	tree_free(root);
@@ -1829,10 +1835,7 @@ int hv_dom_status_uuid(const char *xml, size_t len, char uuid[37])
 	root = tree_parse(xml, len, err, sizeof(err));
 	if (!root)
 		return -1;
-	if (is_el(root, "domstatus"))
-		for (struct xel *n = root->children; n && !dom; n = n->next)
-			if (is_el(n, "domain"))
-				dom = n;
+	dom = status_domain(root);
 	for (struct xel *n = dom ? dom->children : NULL; n && !u; n = n->next)
 		if (is_el(n, "uuid"))
 			u = n;

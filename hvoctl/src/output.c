@@ -26,11 +26,16 @@ static const char *memmap_str(enum hv_memmap m)
 
 /* ---------- table ---------- */
 
+/* How many of an instance's guests are named in d->guests */
+static size_t devdax_guests_named(const struct hv_devdax *d)
+{
+	return d->n_guests < HV_DEVDAX_SHOWN_GUESTS ? d->n_guests : HV_DEVDAX_SHOWN_GUESTS;
+}
+
 /* "vm1,vm2 (+3)", or "-" when no running guest uses the instance */
 static void print_devdax_guests(FILE *f, const struct hv_devdax *d)
 {
-	size_t shown = d->n_guests < HV_DEVDAX_SHOWN_GUESTS ? d->n_guests :
-			HV_DEVDAX_SHOWN_GUESTS;
+	size_t shown = devdax_guests_named(d);
 
 	if (d->n_guests == 0)
 		fputs("-", f);
@@ -213,7 +218,7 @@ static json_object *json_devdax(const struct hv_state *st)
 
 	for (size_t i = 0; i < st->n_devdax; i++) {
 		const struct hv_devdax *d = &st->devdax[i];
-		json_object *o = json_object_new_object();
+		json_object *o = json_object_new_object(), *g;
 
 		jadd(o, "device", jstr(d->name));
 		jadd(o, "size_bytes", ju64(d->size));
@@ -223,16 +228,11 @@ static json_object *json_devdax(const struct hv_state *st)
 		jadd(o, "enabled", json_object_new_boolean(d->enabled));
 		jadd(o, "vmemmap_saved_bytes", ju64(d->saved_bytes));
 		jadd(o, "source", json_object_new_string(d->has_saved ? "kernel" : "estimate"));
-		{
-			json_object *g = json_object_new_array();
-			size_t shown = d->n_guests < HV_DEVDAX_SHOWN_GUESTS ? d->n_guests :
-					HV_DEVDAX_SHOWN_GUESTS;
-
-			for (size_t k = 0; k < shown; k++)
-				json_object_array_add(g, jstr(d->guests[k]));
-			jadd(o, "guests", g);
-			jadd(o, "guest_count", ju64(d->n_guests));
-		}
+		g = json_object_new_array();
+		for (size_t k = 0; k < devdax_guests_named(d); k++)
+			json_object_array_add(g, jstr(d->guests[k]));
+		jadd(o, "guests", g);
+		jadd(o, "guest_count", ju64(d->n_guests));
 		json_object_array_add(a, o);
 	}
 	return a;
