@@ -1562,6 +1562,7 @@ static void fault_soft_offline(void)
 
 struct race_log {
 	long rounds, shots, skipped, in_use;
+	long wait_max_ms;	/* the longest a shot took (memory_failure() waiting) */
 	unsigned long pfn[RACE_SHOTS];
 	int err[RACE_SHOTS];
 };
@@ -1580,8 +1581,10 @@ struct race_log {
 static void race_shooter(struct race_log *log, const unsigned long *heads, size_t n,
 			 const struct timespec *end)
 {
+	struct timespec t0, t1;
 	unsigned long pfn;
 	uint64_t f;
+	long ms;
 	size_t i;
 
 	for (i = 0; before(end) && log->shots < RACE_SHOTS; i++) {
@@ -1597,7 +1600,12 @@ static void race_shooter(struct race_log *log, const unsigned long *heads, size_
 			continue;
 		}
 		log->pfn[log->shots] = pfn;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		log->err[log->shots] = try_write(CORRUPT_PFN, pfn);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		if (ms > log->wait_max_ms)
+			log->wait_max_ms = ms;
 		log->shots++;
 	}
 }
@@ -1678,6 +1686,17 @@ static void fault_race(int seconds)
 	say("figure fault race-pages-requested %ld", log->rounds * RACE_POOL * 2);
 	say("figure fault hwpoison-shots %ld", log->shots);
 	say("figure fault hwpoison-accepted %ld", accepted);
+	/*
+	 * How long memory_failure() waited for the pool (hwpoison_lock()):
+	 * the kernel holds it for one batch of new pages, or one freed page.
+	 * The hung-task check of dmesg fails past 30 s.
+	 */
+	say("info fault-race: the longest shot took %ld ms", log->wait_max_ms);
+	say("figure fault hwpoison-wait-max-ms %ld", log->wait_max_ms);
+	say("info fault-race: kernel messages: %ld new pages with an error not added, "
+	    "%ld freed pages with an error freed page by page (rate-limited)",
+	    klog_count("has a hardware error, not added to the pool"),
+	    klog_count("has a hardware error, freed page by page"));
 	check(log->rounds > 0 && log->shots > 0, "fault-race.raced",
 	      "%ld rounds, %ld shots", log->rounds, log->shots);
 
