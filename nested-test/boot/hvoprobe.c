@@ -1848,6 +1848,106 @@ static bool kernel_oopsed(const char *after)
 }
 
 /* race_seconds 0 leaves the race out. */
+#define SURPLUS_PAGES	128
+#define SURPLUS_ROUNDS	24
+#define SURPLUS_SHOTS	8	/* per round */
+#define OVERCOMMIT_2M	"/sys/kernel/mm/hugepages/hugepages-2048kB/nr_overcommit_hugepages"
+
+/*
+ * g. Surplus pages given back by munmap() while errors come in.  A private
+ * hugetlb mapping reserves its pages when it is made; with an empty pool
+ * and overcommit they are surplus pages, HVO-optimized one at a time.
+ * Unmapped untouched, they are freed with mmap_lock held
+ * (hugetlb_vm_op_close() -> return_unused_surplus_pages()), a lock that
+ * memory_failure() takes under its own mutex: patch 28 only tries that
+ * mutex there, and frees page by page when it is busy.  A second process
+ * shoots at the read-only tails of the reserved pages while the first
+ * unmaps them.
+ */
+static void fault_surplus(void)
+{
+	struct {
+		unsigned long pfn[SURPLUS_ROUNDS * SURPLUS_SHOTS];
+		int err[SURPLUS_ROUNDS * SURPLUS_SHOTS];
+	} *log;
+	unsigned long heads[SURPLUS_PAGES];
+	long reserved = -1, optimized = -1, accepted = 0, lost = 0, surplus0;
+	long hc = meminfo("HardwareCorrupted");
+	struct hvo base, after;
+	size_t n, i, nshots = 0;
+	int r, status;
+	pid_t pid;
+	void *p;
+
+	log = mmap(NULL, sizeof(*log), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (log == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	/* what earlier steps left: a poisoned page that hugetlbfs holds */
+	set_pool(SZ_2M_KB, 0);
+	base = hvo_read(SZ_2M_KB);
+	surplus0 = hp_read(SZ_2M_KB, "surplus_hugepages");
+	write_long(OVERCOMMIT_2M, surplus0 + SURPLUS_PAGES);
+	for (r = 0; r < SURPLUS_ROUNDS; r++) {
+		p = mmap(NULL, SURPLUS_PAGES * SZ_2M_KB * 1024, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+		if (p == MAP_FAILED) {
+			say("info fault-surplus: round %d: mmap: %s", r, strerror(errno));
+			continue;
+		}
+		if (reserved < 0) {
+			reserved = hp_read(SZ_2M_KB, "surplus_hugepages") - surplus0;
+			optimized = hvo_read(SZ_2M_KB).optimized - base.optimized;
+		}
+		n = pool_heads(SZ_2M_KB, heads, SURPLUS_PAGES);
+		for (i = 0; n && i < SURPLUS_SHOTS; i++)
+			log->pfn[nshots + i] = heads[(i * 37 + r * 11) % n] + RO_TAIL +
+					       (i * 53 + r * 7) % (512 - RO_TAIL);
+		pid = fork();
+		if (pid < 0)
+			die("fork: %s", strerror(errno));
+		if (!pid) {
+			for (i = 0; n && i < SURPLUS_SHOTS; i++)
+				log->err[nshots + i] = try_write(CORRUPT_PFN, log->pfn[nshots + i]);
+			_exit(0);
+		}
+		if (munmap(p, SURPLUS_PAGES * SZ_2M_KB * 1024))
+			die("munmap: %s", strerror(errno));
+		if (waitpid(pid, &status, 0) < 0)
+			die("waitpid: %s", strerror(errno));
+		if (n)
+			nshots += SURPLUS_SHOTS;
+	}
+	write_long(OVERCOMMIT_2M, 0);
+	expect_failed(log->pfn, nshots);
+
+	check(reserved == SURPLUS_PAGES, "fault-surplus.reserved-as-surplus",
+	      "%ld new surplus pages for a mapping of %d", reserved, SURPLUS_PAGES);
+	check(optimized == SURPLUS_PAGES, "fault-surplus.surplus-optimized",
+	      "%ld of %d surplus pages optimized", optimized, SURPLUS_PAGES);
+	check_eq(surplus0, hp_read(SZ_2M_KB, "surplus_hugepages"), "fault-surplus.surplus-given-back");
+	after = hvo_read(SZ_2M_KB);
+	check_eq(base.nr, after.nr, "fault-surplus.2048kB.nr-as-before");
+	check_eq(base.optimized, after.optimized, "fault-surplus.2048kB.optimized-as-before");
+	check_eq(base.freed, after.freed, "fault-surplus.2048kB.freed-as-before");
+	for (i = 0; i < nshots; i++) {
+		if (log->err[i])
+			continue;
+		accepted++;
+		if (!(kpageflags(log->pfn[i]) & KPF(KPF_HWPOISON)) && lost++ < 8)
+			say("info fault-surplus: accepted shot at pfn %#lx left no poison", log->pfn[i]);
+	}
+	say("info fault-surplus: %d rounds of %d surplus pages unmapped, %zu shots, %ld accepted",
+	    SURPLUS_ROUNDS, SURPLUS_PAGES, nshots, accepted);
+	check(nshots > 0, "fault-surplus.shot", "%zu shots", nshots);
+	check(lost == 0, "fault-surplus.accepted-shots-poisoned",
+	      "%ld of %ld accepted shots left no poisoned pfn", lost, accepted);
+	check(meminfo("HardwareCorrupted") >= hc + accepted * KIB_PER_PAGE,
+	      "fault-surplus.HardwareCorrupted", "%ld kB, was %ld kB, %ld accepted",
+	      meminfo("HardwareCorrupted"), hc, accepted);
+	check_meminfo_line("fault-surplus");
+	munmap(log, sizeof(*log));
+}
+
 static void scenario_fault(int race_seconds)
 {
 	if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) && errno != EBUSY)
@@ -1873,7 +1973,10 @@ static void scenario_fault(int race_seconds)
 			return;
 	}
 	fault_madvise_shared();
-	kernel_oopsed("fault-shared");
+	if (kernel_oopsed("fault-shared"))
+		return;
+	fault_surplus();
+	kernel_oopsed("fault-surplus");
 }
 
 /* ---- restorefail: the vmemmap of a freed page cannot be restored ---- */
