@@ -1594,15 +1594,25 @@ struct race_log {
  * the pages are then free, HugeTLB pages, or on their way between both.
  */
 static void race_shooter(struct race_log *log, const unsigned long *heads, size_t n,
-			 const struct timespec *end)
+			 const struct timespec *end, int seconds)
 {
-	struct timespec t0, t1;
+	struct timespec t0, t1, start;
 	unsigned long pfn;
 	uint64_t f;
-	long ms;
+	long ms, due_ms;
 	size_t i;
 
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (i = 0; before(end) && log->shots < RACE_SHOTS; i++) {
+		/*
+		 * Spread the shots over the whole race: a kernel that answers
+		 * fast would use them all up in its first rounds.
+		 */
+		due_ms = (long)seconds * 1000 * log->shots / RACE_SHOTS;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ms = (t0.tv_sec - start.tv_sec) * 1000 + (t0.tv_nsec - start.tv_nsec) / 1000000;
+		if (ms < due_ms)
+			usleep((useconds_t)(due_ms - ms) * 1000);
 		/* 65..511: every struct page of the read-only vmemmap pages */
 		pfn = heads[i % n] + RO_TAIL + (i * 37 + i / n * 101) % (512 - RO_TAIL);
 		f = kpageflags(pfn);
@@ -1668,7 +1678,7 @@ static void fault_race(int seconds)
 				log->rounds++;
 			}
 		} else {
-			race_shooter(log, heads, n, &end);
+			race_shooter(log, heads, n, &end, seconds);
 		}
 		_exit(0);
 	}
