@@ -676,6 +676,12 @@ static bool before(const struct timespec *end)
 	return now.tv_sec < end->tv_sec;
 }
 
+/* Milliseconds from a to b. */
+static long ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000 + (b->tv_nsec - a->tv_nsec) / 1000000;
+}
+
 /* Write without dying: a short pool is expected under this load. */
 static void poke(const char *path, long v)
 {
@@ -1610,7 +1616,7 @@ static void race_shooter(struct race_log *log, const unsigned long *heads, size_
 		 */
 		due_ms = (long)seconds * 1000 * log->shots / RACE_SHOTS;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		ms = (t0.tv_sec - start.tv_sec) * 1000 + (t0.tv_nsec - start.tv_nsec) / 1000000;
+		ms = ms_between(&start, &t0);
 		if (ms < due_ms)
 			usleep((useconds_t)(due_ms - ms) * 1000);
 		/* 65..511: every struct page of the read-only vmemmap pages */
@@ -1628,7 +1634,7 @@ static void race_shooter(struct race_log *log, const unsigned long *heads, size_
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		log->err[log->shots] = try_write(CORRUPT_PFN, pfn);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		ms = ms_between(&t0, &t1);
 		if (ms > log->wait_max_ms)
 			log->wait_max_ms = ms;
 		log->shots++;
@@ -1857,7 +1863,6 @@ static bool kernel_oopsed(const char *after)
 	return taint & (1 << 7);
 }
 
-/* race_seconds 0 leaves the race out. */
 #define SURPLUS_PAGES	64
 #define SURPLUS_ROUNDS	16
 #define SURPLUS_SHOTS	8	/* per round */
@@ -1960,6 +1965,7 @@ static void fault_surplus(void)
 	munmap(log, sizeof(*log));
 }
 
+/* race_seconds 0 leaves the race out. */
 static void scenario_fault(int race_seconds)
 {
 	if (mount("none", "/sys/kernel/debug", "debugfs", 0, NULL) && errno != EBUSY)
