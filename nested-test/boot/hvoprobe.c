@@ -40,6 +40,7 @@
 #define VMEMMAP_PAGES(kb)	((kb) / KIB_PER_PAGE / 64)
 /* one vmemmap PMD (2 MiB) maps the struct pages of 128 MiB of memory */
 #define PFNS_PER_VMEMMAP_PMD	(32768UL)
+#define PFNS_PER_1G		(262144UL)
 /*
  * PTE tables of an optimized 1 GiB page: the head's vmemmap PMD and one that
  * the other 7 share (patch 19); 8 once its vmemmap is restored.
@@ -1199,6 +1200,7 @@ static void scenario_dmesg(void)
 #define CORRUPT_PFN		"/sys/kernel/debug/hwpoison/corrupt-pfn"
 #define SOFT_OFFLINE_PAGE	"/sys/devices/system/memory/soft_offline_page"
 #define NR_2M			"/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+#define NR_1G			"/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages"
 /* a tail whose struct page HVO maps read-only (the second vmemmap page) */
 #define RO_TAIL			65
 
@@ -2125,6 +2127,83 @@ static void scenario_restorefail(void)
 		   m1.free, MEMFREE_SLACK_KB, "restorefail-emptied.MemFree-back");
 }
 
+/* ---- growfail1g: a new 1 GiB page whose vmemmap cannot be optimized ---- */
+
+/*
+ * Grow a 1 GiB pool from a CMA area with HVO on while the page allocator
+ * fails every allocation of this process but those for user memory
+ * (highmem, which migration out of the CMA area uses): the PTE table that
+ * splitting the new page's vmemmap PMDs needs cannot be had, so the page
+ * joins the pool unoptimized, and each of its 262143 tails must be a
+ * complete tail then, although a kernel that expected HVO to drop most of
+ * them may have prepared only those of the first vmemmap page at first.
+ * The page must free cleanly, and the pool must grow optimized once the
+ * injection stops.
+ */
+static void scenario_growfail1g(void)
+{
+	const char *needle = "FAULT_INJECTION: forcing a failure";
+	const uint64_t tail = KPF(KPF_COMPOUND_TAIL) | KPF(KPF_HUGE);
+	unsigned long head, bad = 0, i;
+	long lines0, took;
+	struct freemem m0, m1;
+	uint64_t *flags;
+	int nr_fd, mif_fd, err;
+	size_t n;
+
+	m0 = freemem_read();
+	fail_page_alloc_arm("100", "1");
+	write_str(FAIL_PAGE_ALLOC "ignore-gfp-highmem", "Y");
+	lines0 = klog_count(needle);
+	nr_fd = open(NR_1G, O_WRONLY | O_CLOEXEC);
+	mif_fd = open("/proc/self/make-it-fail", O_WRONLY | O_CLOEXEC);
+	if (nr_fd < 0 || mif_fd < 0)
+		die("open %s or make-it-fail: %s", NR_1G, strerror(errno));
+	/* no page faults of our own while our allocations fail */
+	if (mlockall(MCL_CURRENT))
+		die("mlockall: %s", strerror(errno));
+	if (write(mif_fd, "1", 1) != 1)
+		die("make-it-fail: %s", strerror(errno));
+	err = pwrite(nr_fd, "1\n", 2, 0) == 2 ? 0 : errno;
+	if (write(mif_fd, "0", 1) != 1)
+		die("make-it-fail: %s", strerror(errno));
+	munlockall();
+	close(mif_fd);
+	close(nr_fd);
+	write_str(FAIL_PAGE_ALLOC "probability", "0");
+	say("info growfail1g: write of 1 to nr_hugepages: %s", err ? strerror(err) : "ok");
+
+	check(klog_count(needle) > lines0, "growfail1g.failures-injected",
+	      "'%s' lines during the grow", needle);
+	check_eq(1, hp_read(SZ_1G_KB, "nr_hugepages"), "growfail1g.page-added");
+	check_eq(0, hvo_read(SZ_1G_KB).optimized, "growfail1g.not-optimized");
+	check_adds_up("growfail1g", SZ_1G_KB);
+	if (pool_heads(SZ_1G_KB, &head, 1) == 1) {
+		flags = kpageflags_all(&n);
+		for (i = 1; i < PFNS_PER_1G && head + i < n; i++)
+			if ((flags[head + i] & tail) != tail && !bad++)
+				say("info growfail1g: pfn %#lx of the page at %#lx is not a tail: "
+				    "flags %#llx", head + i, head,
+				    (unsigned long long)flags[head + i]);
+		free(flags);
+		check_eq(0, (long)bad, "growfail1g.every-tail-prepared");
+	} else {
+		check(false, "growfail1g.every-tail-prepared", "no 1 GiB page in /proc/kpageflags");
+	}
+	if (kernel_oopsed("growfail1g"))
+		return;
+
+	set_pool(SZ_1G_KB, 0);
+	m1 = freemem_read();
+	took = freemem_took("growfail1g-emptied", &m0, &m1);
+	/* the PMDs were never split: no PTE table stays behind */
+	check_near(m0.free - took, m1.free, MEMFREE_SLACK_KB, "growfail1g-emptied.MemFree-back");
+	need_pool(SZ_1G_KB, 1);
+	check_optimized("growfail1g-regrown", SZ_1G_KB, 1);
+	set_pool(SZ_1G_KB, 0);
+	check_eq(0, hvo_read(SZ_1G_KB).optimized, "growfail1g-emptied-again.optimized");
+}
+
 /* ---- demote: a 1 GiB HVO page split into 512 x 2 MiB pages ---- */
 
 /* Sum of vmemmap pages given back, less PTE tables spent, of both sizes. */
@@ -3025,6 +3104,8 @@ int main(int argc, char **argv)
 		scenario_zones();
 	else if (!strcmp(s, "cycle1g"))
 		scenario_cycle1g();
+	else if (!strcmp(s, "growfail1g"))
+		scenario_growfail1g();
 	else if (!strcmp(s, "devdax"))
 		scenario_devdax();
 	else if (!strcmp(s, "dmesg"))
@@ -3032,7 +3113,7 @@ int main(int argc, char **argv)
 	else
 		die("usage: hvoprobe boot-on|boot-off|runtime|shrink [NR_1G [NR_2M]] | "
 		    "stress|walkers|fault [SECONDS] | restorefail | demote | hotplug [free] | zones | "
-		    "cycle1g | devdax | dmesg");
+		    "cycle1g | growfail1g | devdax | dmesg");
 
 	say("done %s (%d failed)", s, failures);
 	return failures ? 1 : 0;

@@ -80,7 +80,7 @@ selftests() {
 
 # The fault scenarios: a task blocked for 30 s is a hang worth reporting.
 case $scenario in
-fault|walkers|restorefail|demote|hotplug|cycle1g) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
+fault|walkers|restorefail|demote|hotplug|cycle1g|growfail1g) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
 esac
 
 : > /tmp/probe.out
@@ -144,6 +144,10 @@ devdax)
 cycle1g)
 	# 1 GiB pages optimized, restored, optimized again, poisoned, offlined
 	hvoprobe cycle1g
+	;;
+growfail1g)
+	# a new 1 GiB page whose vmemmap cannot be optimized (no PTE table)
+	hvoprobe growfail1g
 	;;
 *)		echo "HVOPROBE: not ok scenario: unknown '$scenario'" ;;
 esac 2>&1 | tee /tmp/probe.out
