@@ -2050,6 +2050,42 @@ static void fail_page_alloc_arm(const char *probability, const char *verbose)
 }
 
 /*
+ * Write @value to the pool file @path with this process's allocations
+ * failing as fail_page_alloc_arm() set up, again while the write fails
+ * with ENOMEM, at most @max times; then stop the injection.  errs[] gets
+ * each write's errno (0: it went through).
+ *
+ * Return: the number of writes.
+ */
+static int write_failing(const char *path, const char *value, int *errs, int max)
+{
+	int nr_fd, mif_fd, tries = 0;
+
+	nr_fd = open(path, O_WRONLY | O_CLOEXEC);
+	mif_fd = open("/proc/self/make-it-fail", O_WRONLY | O_CLOEXEC);
+	if (nr_fd < 0 || mif_fd < 0)
+		die("open %s or make-it-fail: %s", path, strerror(errno));
+	/* no page faults of our own while our allocations fail */
+	if (mlockall(MCL_CURRENT))
+		die("mlockall: %s", strerror(errno));
+	if (write(mif_fd, "1", 1) != 1)
+		die("make-it-fail: %s", strerror(errno));
+	while (tries < max) {
+		errs[tries] = pwrite(nr_fd, value, strlen(value), 0) == (ssize_t)strlen(value) ?
+			      0 : errno;
+		if (errs[tries++] != ENOMEM)
+			break;
+	}
+	if (write(mif_fd, "0", 1) != 1)
+		die("make-it-fail: %s", strerror(errno));
+	munlockall();
+	close(mif_fd);
+	close(nr_fd);
+	write_str(FAIL_PAGE_ALLOC "probability", "0");
+	return tries;
+}
+
+/*
  * Shrink an optimized pool while the page allocator fails 30% of this
  * process's allocations: the pages whose vmemmap could not be restored
  * stay in the pool, optimized, and go away on the next shrink.
@@ -2058,7 +2094,7 @@ static void scenario_restorefail(void)
 {
 	const char *needle = "FAULT_INJECTION: forcing a failure";
 	const long pool = 512;
-	int errs[20], tries = 0, nr_fd, mif_fd, i;
+	int errs[20], tries, i;
 	long lines0, injected, kept, surplus, pgt;
 	struct freemem m0, m1;
 	char msg[256] = "";
@@ -2070,26 +2106,7 @@ static void scenario_restorefail(void)
 
 	fail_page_alloc_arm("30", "1");
 	lines0 = klog_count(needle);
-	nr_fd = open(NR_2M, O_WRONLY | O_CLOEXEC);
-	mif_fd = open("/proc/self/make-it-fail", O_WRONLY | O_CLOEXEC);
-	if (nr_fd < 0 || mif_fd < 0)
-		die("open %s or make-it-fail: %s", NR_2M, strerror(errno));
-	/* no page faults of our own while our allocations fail */
-	if (mlockall(MCL_CURRENT))
-		die("mlockall: %s", strerror(errno));
-	if (write(mif_fd, "1", 1) != 1)
-		die("make-it-fail: %s", strerror(errno));
-	while (tries < 20) {
-		errs[tries] = pwrite(nr_fd, "0\n", 2, 0) == 2 ? 0 : errno;
-		if (errs[tries++] != ENOMEM)
-			break;
-	}
-	if (write(mif_fd, "0", 1) != 1)
-		die("make-it-fail: %s", strerror(errno));
-	munlockall();
-	close(mif_fd);
-	close(nr_fd);
-	write_str(FAIL_PAGE_ALLOC "probability", "0");
+	tries = write_failing(NR_2M, "0\n", errs, 20);
 
 	for (i = 0; i < tries; i++)
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), " %s",
@@ -2148,29 +2165,14 @@ static void scenario_growfail1g(void)
 	long lines0, took;
 	struct freemem m0, m1;
 	uint64_t *flags;
-	int nr_fd, mif_fd, err;
+	int err;
 	size_t n;
 
 	m0 = freemem_read();
 	fail_page_alloc_arm("100", "1");
 	write_str(FAIL_PAGE_ALLOC "ignore-gfp-highmem", "Y");
 	lines0 = klog_count(needle);
-	nr_fd = open(NR_1G, O_WRONLY | O_CLOEXEC);
-	mif_fd = open("/proc/self/make-it-fail", O_WRONLY | O_CLOEXEC);
-	if (nr_fd < 0 || mif_fd < 0)
-		die("open %s or make-it-fail: %s", NR_1G, strerror(errno));
-	/* no page faults of our own while our allocations fail */
-	if (mlockall(MCL_CURRENT))
-		die("mlockall: %s", strerror(errno));
-	if (write(mif_fd, "1", 1) != 1)
-		die("make-it-fail: %s", strerror(errno));
-	err = pwrite(nr_fd, "1\n", 2, 0) == 2 ? 0 : errno;
-	if (write(mif_fd, "0", 1) != 1)
-		die("make-it-fail: %s", strerror(errno));
-	munlockall();
-	close(mif_fd);
-	close(nr_fd);
-	write_str(FAIL_PAGE_ALLOC "probability", "0");
+	write_failing(NR_1G, "1\n", &err, 1);
 	say("info growfail1g: write of 1 to nr_hugepages: %s", err ? strerror(err) : "ok");
 
 	check(klog_count(needle) > lines0, "growfail1g.failures-injected",
