@@ -18,7 +18,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,9 +69,14 @@
 #define KPF_RESERVED		32
 #define KPF(bit)		(1ULL << (bit))
 
-/* The kernel log lines around devdax's injected failures (see scenario_dmesg) */
+/*
+ * The kernel log lines around allocation failures that a scenario causes on
+ * purpose (see scenario_dmesg): devdax injects them, pressure runs short.
+ */
 #define DEVDAX_FAULTS_BEGIN	"hvoprobe: devdax: injecting allocation failures"
 #define DEVDAX_FAULTS_END	"hvoprobe: devdax: no more injected failures"
+#define PRESSURE_BEGIN		"hvoprobe: pressure: memory runs short"
+#define PRESSURE_END		"hvoprobe: pressure: memory back"
 
 /* Free memory tolerance: slab and page cache move a little. */
 #define MEMFREE_SLACK_KB	1024L
@@ -1148,9 +1155,9 @@ static void scenario_dmesg(void)
 	bool hit, injected = false, trace_ok = false;
 
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (strstr(line, DEVDAX_FAULTS_BEGIN))
+		if (strstr(line, DEVDAX_FAULTS_BEGIN) || strstr(line, PRESSURE_BEGIN))
 			injected = true;
-		else if (strstr(line, DEVDAX_FAULTS_END))
+		else if (strstr(line, DEVDAX_FAULTS_END) || strstr(line, PRESSURE_END))
 			injected = false;
 		hit = strstr(line, "Memory failure: ") && strstr(line, ": Failed");
 		if (hit && expected_failure(line, exp, nexp)) {
@@ -1161,9 +1168,12 @@ static void scenario_dmesg(void)
 		 * While devdax injects allocation failures, 6.1 reports a
 		 * failed vmemmap allocation (warn_alloc(), with a trace):
 		 * expected.  Not a WARN: patch 27 keeps add_pages() from
-		 * warning on -ENOMEM, so one fails this check.
+		 * warning on -ENOMEM, so one fails this check.  Under the
+		 * pressure scenario's hog, a vmemmap restore fails the same
+		 * way ("page allocation failure", __GFP_RETRY_MAYFAIL).
 		 */
-		if (injected && strstr(line, "vmemmap alloc failure")) {
+		if (injected && (strstr(line, "vmemmap alloc failure") ||
+				 strstr(line, "page allocation failure"))) {
 			injected_warns++;
 			trace_ok = true;
 			continue;
@@ -1188,7 +1198,7 @@ static void scenario_dmesg(void)
 		say("info dmesg: %d \"Failed\" recoveries of pfns whose step expects it "
 		    "(1 GiB page, fault race)", expected);
 	if (injected_warns)
-		say("info dmesg: %d reports of injected vmemmap allocation failures (devdax)",
+		say("info dmesg: %d reports of allocation failures caused on purpose (devdax, pressure)",
 		    injected_warns);
 	check(hits == 0, "dmesg-clean", "%d WARN/BUG/Oops/stall/failed-recovery lines", hits);
 	free(exp);
@@ -3062,6 +3072,207 @@ static void scenario_cycle1g(void)
 	check_eq(3, (long)c.nr_seen, "cycle.ranges-reused");
 }
 
+/* ---- pressure: give pool pages back when memory is short ---- */
+
+/*
+ * 3 GiB of 2 MiB pages, whose restore needs 7 vmemmap pages each, and a
+ * hog that leaves 8 MiB above the min watermark: a batch of 1024 restores
+ * (28 MiB) runs out after a few hundred pages.  What it may then cost is
+ * counted in direct reclaims (/proc/vmstat allocstall_*), which do not
+ * depend on how fast the host runs the guest: a restore that fails has
+ * reclaimed up to MAX_RECLAIM_RETRIES (16) times; a shrink that gives up
+ * at the first failure, frees what it restored and tries again costs a
+ * few of those, one that lets every remaining page of the batch fail
+ * costs hundreds of pages times 16.
+ */
+#define PRESSURE_2M		1536L
+#define PRESSURE_LEAVE_KB	(8L * 1024)
+#define PRESSURE_MAX_STALLS	160L
+
+static long vmstat_sum(const char *prefix)
+{
+	FILE *f = fopen("/proc/vmstat", "re");
+	char name[64];
+	long v, sum = 0;
+
+	if (!f)
+		die("/proc/vmstat: %s", strerror(errno));
+	while (fscanf(f, "%63s %ld", name, &v) == 2)
+		if (!strncmp(name, prefix, strlen(prefix)))
+			sum += v;
+	fclose(f);
+	return sum;
+}
+
+/*
+ * A child that mlocks anonymous memory until MemFree is @leave_kb above the
+ * min watermark, in steps that shrink as it gets there, then waits to be
+ * killed.  No swap: the guest has nothing else to reclaim but its page cache,
+ * which lives in the initramfs.
+ */
+static pid_t hog_start(long leave_kb)
+{
+	long floor = read_long("/proc/sys/vm/min_free_kbytes") + leave_kb;
+	int ready[2];
+	char c = 0;
+	pid_t pid;
+
+	if (pipe(ready))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		long left;
+
+		close(ready[0]);
+		while ((left = meminfo("MemFree") - floor) > 256) {
+			size_t len = (size_t)(left > 65536 ? 65536 : left / 2) << 10;
+
+			if (mmap(NULL, len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | MAP_LOCKED,
+				 -1, 0) == MAP_FAILED)
+				break;
+		}
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		die("memory hog died before it was ready");
+	close(ready[0]);
+	say("info pressure: hog ready, MemFree %ld kB, min watermark %ld kB",
+	    meminfo("MemFree"), read_long("/proc/sys/vm/min_free_kbytes"));
+	return pid;
+}
+
+static void hog_stop(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGKILL);
+	if (waitpid(pid, &status, 0) < 0)
+		die("waitpid: %s", strerror(errno));
+	if (!WIFSIGNALED(status))
+		say("info pressure: the hog ended before our SIGKILL (status %d)", status);
+}
+
+struct mmap_timer {
+	pthread_t thread;
+	atomic_bool stop;
+	long max_ms, rounds;
+};
+
+/* mmap() and munmap() a page again and again: each takes mmap_lock */
+static void *mmap_timer_fn(void *arg)
+{
+	struct mmap_timer *t = arg;
+	struct timespec a, b;
+
+	while (!atomic_load(&t->stop)) {
+		void *p;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED)
+			munmap(p, 4096);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (ms_between(&a, &b) > t->max_ms)
+			t->max_ms = ms_between(&a, &b);
+		t->rounds++;
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static void pressure_report(const char *what, long pages, long ms, long stalls)
+{
+	char name[64];
+
+	say("value pressure %s.ms %ld", what, ms);
+	say("value pressure %s.allocstalls %ld", what, stalls);
+	say("info pressure: %s of %ld pages: %ld ms, %ld direct reclaims",
+	    what, pages, ms, stalls);
+	snprintf(name, sizeof(name), "pressure.%s-reclaims", what);
+	check(stalls <= PRESSURE_MAX_STALLS, name, "expected at most %ld direct reclaims, got %ld",
+	      PRESSURE_MAX_STALLS, stalls);
+}
+
+/* echo 0 > nr_hugepages with 8 MiB left */
+static void pressure_shrink(void)
+{
+	struct timespec a, b;
+	long stalls;
+	pid_t hog;
+
+	need_pool(SZ_2M_KB, PRESSURE_2M);
+	hog = hog_start(PRESSURE_LEAVE_KB);
+	stalls = vmstat_sum("allocstall_");
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	poke(NR_2M, 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	stalls = vmstat_sum("allocstall_") - stalls;
+	say("info pressure: %ld pages left in the pool under pressure", hp_read(SZ_2M_KB, "nr_hugepages"));
+	pressure_report("shrink", PRESSURE_2M, ms_between(&a, &b), stalls);
+	hog_stop(hog);
+	check_eq(0, set_pool(SZ_2M_KB, 0), "pressure.shrink-emptied");
+	check_eq(0, hvo_read(SZ_2M_KB).optimized, "pressure.shrink-optimized");
+}
+
+/*
+ * A private MAP_HUGETLB mapping reserves its pages when it is created, as
+ * surplus pages here (an empty pool, overcommit allowed); munmap() returns
+ * them, unused, through return_unused_surplus_pages() with mmap_lock held.
+ * Another thread of the process times its own mmap() meanwhile.
+ */
+static void pressure_munmap(void)
+{
+	size_t len = (size_t)PRESSURE_2M << 21;
+	struct mmap_timer t = { .max_ms = 0 };
+	struct timespec a, b;
+	long stalls;
+	pid_t hog;
+	void *p;
+
+	write_long(OVERCOMMIT_2M, PRESSURE_2M);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap %ld 2 MiB pages: %s", PRESSURE_2M, strerror(errno));
+	check_eq(PRESSURE_2M, hp_read(SZ_2M_KB, "surplus_hugepages"), "pressure.surplus-reserved");
+	hog = hog_start(PRESSURE_LEAVE_KB);
+	atomic_init(&t.stop, false);
+	if (pthread_create(&t.thread, NULL, mmap_timer_fn, &t))
+		die("pthread_create failed");
+	usleep(200000);
+	stalls = vmstat_sum("allocstall_");
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	munmap(p, len);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	stalls = vmstat_sum("allocstall_") - stalls;
+	usleep(200000);
+	atomic_store(&t.stop, true);
+	pthread_join(t.thread, NULL);
+	say("value pressure munmap.mmap-max-ms %ld", t.max_ms);
+	say("info pressure: another thread's longest mmap()+munmap() of a page: %ld ms (%ld rounds)",
+	    t.max_ms, t.rounds);
+	pressure_report("munmap", PRESSURE_2M, ms_between(&a, &b), stalls);
+	hog_stop(hog);
+	write_long(OVERCOMMIT_2M, 0);
+	check_eq(0, set_pool(SZ_2M_KB, 0), "pressure.munmap-emptied");
+	check_eq(0, hp_read(SZ_2M_KB, "surplus_hugepages"), "pressure.munmap-no-surplus");
+}
+
+static void scenario_pressure(void)
+{
+	kmsg(PRESSURE_BEGIN);
+	pressure_shrink();
+	pressure_munmap();
+	kmsg(PRESSURE_END);
+}
+
 static long arg_long(int argc, char **argv, int i, long def)
 {
 	char *end;
@@ -3110,12 +3321,14 @@ int main(int argc, char **argv)
 		scenario_growfail1g();
 	else if (!strcmp(s, "devdax"))
 		scenario_devdax();
+	else if (!strcmp(s, "pressure"))
+		scenario_pressure();
 	else if (!strcmp(s, "dmesg"))
 		scenario_dmesg();
 	else
 		die("usage: hvoprobe boot-on|boot-off|runtime|shrink [NR_1G [NR_2M]] | "
 		    "stress|walkers|fault [SECONDS] | restorefail | demote | hotplug [free] | zones | "
-		    "cycle1g | growfail1g | devdax | dmesg");
+		    "cycle1g | growfail1g | devdax | pressure | dmesg");
 
 	say("done %s (%d failed)", s, failures);
 	return failures ? 1 : 0;

@@ -80,7 +80,7 @@ selftests() {
 
 # The fault scenarios: a task blocked for 30 s is a hang worth reporting.
 case $scenario in
-fault|walkers|restorefail|demote|hotplug|cycle1g|growfail1g) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
+fault|walkers|restorefail|demote|hotplug|cycle1g|growfail1g|pressure) echo 30 > /proc/sys/kernel/hung_task_timeout_secs ;;
 esac
 
 : > /tmp/probe.out
@@ -148,6 +148,14 @@ cycle1g)
 growfail1g)
 	# a new 1 GiB page whose vmemmap cannot be optimized (no PTE table)
 	hvoprobe growfail1g
+	;;
+pressure)
+	# pool pages given back when memory is short: direct reclaims, mmap latency
+	hvoprobe pressure
+	;;
+none)
+	# nothing but the boot (hang-matrix)
+	echo "HVOPROBE: ok boot: init ran"
 	;;
 *)		echo "HVOPROBE: not ok scenario: unknown '$scenario'" ;;
 esac 2>&1 | tee /tmp/probe.out
