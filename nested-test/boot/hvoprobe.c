@@ -2231,10 +2231,39 @@ static long vmemmap_net_pages(void)
  * restored, the 512 new 2 MiB pages optimized, and MemFree must move by
  * exactly what the counters say.  Then empty both pools.
  */
+/*
+ * Interrupts of one kind received by all CPUs, a row of /proc/interrupts
+ * ("CAL:" function calls, "TLB:" shootdowns); -1 when there is none.
+ */
+static long interrupts_row(const char *row)
+{
+	FILE *f = fopen("/proc/interrupts", "re");
+	char line[4096], *p, *end;
+	long sum = -1, v;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, row, strlen(row)))
+			continue;
+		sum = 0;
+		for (p += strlen(row);; p = end) {
+			v = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			sum += v;
+		}
+		break;
+	}
+	fclose(f);
+	return sum;
+}
+
 static void scenario_demote(void)
 {
 	const char *demote = "/sys/kernel/mm/hugepages/hugepages-1048576kB/demote";
-	long free0, free1, net0, net1, nr1g, nr2m, pgt;
+	long free0, free1, net0, net1, nr1g, nr2m, pgt, cal, tlb;
 	struct freemem mem0, mem1;
 	struct hvo g0, m0, g, m;
 	int err;
@@ -2249,8 +2278,17 @@ static void scenario_demote(void)
 	free0 = mem0.free;
 	net0 = vmemmap_net_pages();
 
+	cal = interrupts_row("CAL:");
+	tlb = interrupts_row("TLB:");
 	err = try_write(demote, 1);
 	check(err == 0, "demote.write", "echo 1 > demote: %s", err ? strerror(err) : "ok");
+	cal = interrupts_row("CAL:") - cal;
+	tlb = interrupts_row("TLB:") - tlb;
+	/* what demoting one page interrupts every other CPU for (a figure) */
+	say("value demote ipi.function-calls %ld", cal);
+	say("value demote ipi.tlb-shootdowns %ld", tlb);
+	say("info demote: one 1 GiB page demoted: %ld function-call and %ld TLB-shootdown interrupts",
+	    cal, tlb);
 	g = hvo_read(SZ_1G_KB);
 	m = hvo_read(SZ_2M_KB);
 	free1 = free_kb();
