@@ -3143,14 +3143,52 @@ static long vmstat_sum(const char *prefix)
 }
 
 /*
- * A child that mlocks anonymous memory until MemFree is @leave_kb above the
- * min watermark, in steps that shrink as it gets there, then waits to be
- * killed.  No swap: the guest has nothing else to reclaim but its page cache,
- * which lives in the initramfs.
+ * What GFP_KERNEL allocations can still take, in kB: in every zone, the
+ * free pages above its @high (else min) watermark and above what the zone
+ * keeps back from allocations that could use ZONE_NORMAL (lowmem_reserve,
+ * the third "protection" entry of /proc/zoneinfo).  MemFree overstates it:
+ * the hog below, sized by MemFree, met the OOM killer.
+ */
+static long zone_headroom_kb(bool high)
+{
+	FILE *f = fopen("/proc/zoneinfo", "re");
+	long free = 0, min = 0, hi = 0, prot = 0, sum = 0, v[5];
+	char line[256];
+	bool in_zone = false;
+
+	if (!f)
+		die("/proc/zoneinfo: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Node ", 5)) {
+			if (in_zone && free - (high ? hi : min) - prot > 0)
+				sum += free - (high ? hi : min) - prot;
+			in_zone = true;
+			free = min = hi = prot = 0;
+		} else if (sscanf(line, " pages free %ld", &v[0]) == 1) {
+			free = v[0];
+		} else if (sscanf(line, " min %ld", &v[0]) == 1) {
+			min = v[0];
+		} else if (sscanf(line, " high %ld", &v[0]) == 1) {
+			hi = v[0];
+		} else if (sscanf(line, " protection: (%ld, %ld, %ld, %ld, %ld)",
+				  &v[0], &v[1], &v[2], &v[3], &v[4]) >= 3) {
+			prot = v[2];
+		}
+	}
+	if (in_zone && free - (high ? hi : min) - prot > 0)
+		sum += free - (high ? hi : min) - prot;
+	fclose(f);
+	return sum * KIB_PER_PAGE;
+}
+
+/*
+ * A child that mlocks anonymous memory until GFP_KERNEL allocations have
+ * @leave_kb left above the min watermarks, in steps that shrink as it
+ * gets there, then waits to be killed.  No swap: the guest has nothing
+ * else to reclaim but its page cache, which lives in the initramfs.
  */
 static pid_t hog_start(long leave_kb)
 {
-	long floor = read_long("/proc/sys/vm/min_free_kbytes") + leave_kb;
 	int ready[2];
 	char c = 0;
 	pid_t pid;
@@ -3164,7 +3202,7 @@ static pid_t hog_start(long leave_kb)
 		long left;
 
 		close(ready[0]);
-		while ((left = meminfo("MemFree") - floor) > 256) {
+		while ((left = zone_headroom_kb(false) - leave_kb) > 512) {
 			size_t len = (size_t)(left > 65536 ? 65536 : left / 2) << 10;
 
 			if (mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -3181,8 +3219,8 @@ static pid_t hog_start(long leave_kb)
 	if (read(ready[0], &c, 1) != 1)
 		die("memory hog died before it was ready");
 	close(ready[0]);
-	say("info pressure: hog ready, MemFree %ld kB, min watermark %ld kB",
-	    meminfo("MemFree"), read_long("/proc/sys/vm/min_free_kbytes"));
+	say("info pressure: hog ready: %ld kB above the min watermarks (%ld kB above high)",
+	    zone_headroom_kb(false), zone_headroom_kb(true));
 	return pid;
 }
 
