@@ -117,7 +117,7 @@ static uint64_t node_free(struct fake *f, int si, int ni)
 
 static void recompute(struct fake *f, int si)
 {
-	uint64_t t = 0, fr = 0, exp = si == 0 ? 4095 : 7;
+	uint64_t t = 0, fr = 0, sp = 0, exp = si == 0 ? 4095 : 7;
 	char rel[256];
 
 	for (int i = 0; i < f->n_nodes; i++) {
@@ -125,6 +125,9 @@ static void recompute(struct fake *f, int si)
 
 		t += nt;
 		fr += node_free(f, si, i);
+		sp += f->surplus[si][i];
+		node_rel(rel, sizeof(rel), f, si, i, "surplus_hugepages");
+		fake_write(f, rel, "%llu\n", (unsigned long long)f->surplus[si][i]);
 		node_rel(rel, sizeof(rel), f, si, i, "nr_hugepages");
 		fake_write(f, rel, "%llu\n", (unsigned long long)nt);
 		node_rel(rel, sizeof(rel), f, si, i, "free_hugepages");
@@ -140,6 +143,8 @@ static void recompute(struct fake *f, int si)
 	fake_write(f, rel, "%llu\n", (unsigned long long)t);
 	glob_rel(rel, sizeof(rel), si, "free_hugepages");
 	fake_write(f, rel, "%llu\n", (unsigned long long)fr);
+	glob_rel(rel, sizeof(rel), si, "surplus_hugepages");
+	fake_write(f, rel, "%llu\n", (unsigned long long)sp);
 	glob_rel(rel, sizeof(rel), si, "resv_hugepages");
 	fake_write(f, rel, "%llu\n", (unsigned long long)f->resv[si]);
 	if (f->hvo_counters) {
@@ -159,6 +164,13 @@ void fake_set_node(struct fake *f, int si, int ni, uint64_t total, uint64_t free
 	f->free[si][ni] = free;
 	f->used[si][ni] = total - free;
 	recompute(f, si);
+}
+
+void fake_set_node_surplus(struct fake *f, int si, int ni, uint64_t total, uint64_t free,
+			   uint64_t surplus)
+{
+	f->surplus[si][ni] = surplus;
+	fake_set_node(f, si, ni, total, free);
 }
 
 void fake_init(struct fake *f, int n, const int *ids, const uint64_t *memtotal_kb,
