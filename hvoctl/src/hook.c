@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accounts.h"
 #include "avail.h"
 #include "config.h"
 #include "domxml.h"
@@ -58,6 +59,10 @@ struct hk {
 	char lvdir[PATH_MAX];
 	struct hv_demand d;
 	char who[400]; /* "guest 'NAME' (UUID)" for messages */
+	/* Under the lock: every entry, reconciled with the pools. */
+	struct hv_ledger *all;
+	size_t n_all;
+	struct hv_accounts *acct;
 };
 
 static void fmt_kb(uint64_t kb, char *buf, size_t n)
@@ -86,6 +91,30 @@ static void load_config(struct hk *h, struct hv_config *c)
 		     "no HOST_RESERVE)", path);
 		hv_config_defaults(c);
 	}
+}
+
+/*
+ * Every entry, repaired (ledger.c) and reconciled with the pools of st
+ * (accounts.c), into h->all; the host's floors into h->acct.  Taken with
+ * the lock held, on every hook call that takes it.  0 or -1 (out of memory).
+ */
+static int load_entries(struct hk *h, const struct hv_state *st, const struct hv_config *cfg)
+{
+	h->all = hv_ledger_load_all(&h->ld, &h->n_all);
+	h->acct = calloc(1, sizeof(*h->acct));
+	if (!h->acct)
+		return -1;
+	hv_accounts_reconcile(&h->ld, st, h->all, h->n_all, cfg, h->acct);
+	return 0;
+}
+
+static void free_entries(struct hk *h)
+{
+	free(h->all);
+	free(h->acct);
+	h->all = NULL;
+	h->acct = NULL;
+	h->n_all = 0;
 }
 
 /* Where (n >= 0) or "any node". */
@@ -458,8 +487,9 @@ static int record_grant(struct hk *h, struct prep *p)
 static int do_prepare(struct hk *h)
 {
 	struct prep p = { .now = (int64_t)time(NULL) };
-	struct hv_ledger *all = NULL;
-	size_t n_all = 0;
+	struct hv_ledger *all;
+	struct hv_config cfg;
+	size_t n_all;
 	uint64_t total_short;
 	int ret = HV_EXIT_ERROR;
 
@@ -476,8 +506,12 @@ static int do_prepare(struct hk *h)
 	}
 	if (hv_state_read(h->sys, p.st) < 0 || check_host(h, p.st) < 0)
 		goto out;
-	all = hv_ledger_load_all(&h->ld, &n_all);
-	p.others = calloc(n_all + 1, sizeof(*p.others));
+	load_config(h, &cfg);
+	p.others = NULL;
+	if (load_entries(h, p.st, &cfg) == 0)
+		p.others = calloc(h->n_all + 1, sizeof(*p.others));
+	all = h->all;
+	n_all = h->n_all;
 	if (!p.others) {
 		hv_herr("out of memory");
 		goto out;
@@ -485,6 +519,8 @@ static int do_prepare(struct hk *h)
 	/* A previous start of this guest that never reached release: keep
 	 * what it added, so release gives everything back. */
 	for (size_t i = 0; i < n_all; i++) {
+		if (all[i].state == HV_LS_NONE)
+			continue;
 		if (!strcmp(all[i].uuid, h->d.uuid)) {
 			*p.l = all[i];
 			p.had = true;
@@ -499,7 +535,7 @@ static int do_prepare(struct hk *h)
 out:
 	hv_ledger_unlock(&h->ld);
 	free(p.others);
-	free(all);
+	free_entries(h);
 	free(p.st);
 	free(p.snap);
 	free(p.l);
@@ -546,6 +582,20 @@ static void give_back(struct hk *h, struct hv_state *st, struct hv_ledger *l,
 		}
 		k = hv_avail_returnable(p, ni, a, prom, n_prom, cfg->libvirt_warm_1g, &limit,
 					&warm);
+		if (k > 0 && (ni >= 0 ? p->nodes[ni].surplus : p->surplus) > 0) {
+			/* Shrunk below its pages in use: a write now would turn
+			 * surplus pages back into pool pages. */
+			k = 0;
+			limit = "surplus pages in the pool (shrunk below its pages in use)";
+		}
+		if (k > 0) {
+			uint64_t ok = hv_accounts_returnable(h->acct, p, ni, h->all, h->n_all, l);
+
+			if (ok < k) {
+				k = ok;
+				limit = "the host's own pages and other guests' records";
+			}
+		}
 		cur = ni >= 0 ? p->nodes[ni].total : p->total;
 		if (k > 0 && hv_ledger_pool_write(&h->ld, l, st, p, a->node, cur - k, &r) < 0) {
 			hv_hlog(LOG_ERR, "%s %s: %s pool node %d: shrinking failed; kept in the "
@@ -608,21 +658,19 @@ static void mark_released(struct hk *h, struct hv_ledger *l, const struct hv_con
 	hv_ledger_write(&h->ld, l);
 }
 
-/* Give back what every released entry holds (self's first). */
-static void give_back_all(struct hk *h, struct hv_ledger *all, size_t n_all,
-			  const struct hv_config *cfg, const char *why)
+/* Give back what every released entry holds (self's first); st was read
+ * under the lock. */
+static void give_back_all(struct hk *h, struct hv_state *st, const struct hv_config *cfg,
+			  const char *why)
 {
+	struct hv_ledger *all = h->all;
+	size_t n_all = h->n_all;
 	const struct hv_ledger **prom = calloc(n_all + 1, sizeof(*prom));
 	int64_t now = (int64_t)time(NULL);
-	struct hv_state *st = calloc(1, sizeof(*st));
 	size_t n_prom = 0;
 
-	if (!prom || !st || cfg->libvirt_release == HV_RELEASE_KEEP)
+	if (!prom || cfg->libvirt_release == HV_RELEASE_KEEP)
 		goto out;
-	if (hv_state_read(h->sys, st) < 0) {
-		hv_hlog(LOG_ERR, "%s %s: cannot read the pools; nothing given back", why, h->who);
-		goto out;
-	}
 	for (size_t i = 0; i < n_all; i++)
 		if (hv_ledger_is_promise(&all[i], now))
 			prom[n_prom++] = &all[i];
@@ -636,15 +684,26 @@ static void give_back_all(struct hk *h, struct hv_ledger *all, size_t n_all,
 				  self ? why : "released earlier:");
 		}
 out:
-	free(st);
 	free(prom);
+}
+
+/* Under the lock: the pools, then every entry reconciled with them.
+ * false (logged) when the pools cannot be read: nothing is given back. */
+static bool locked_view(struct hk *h, struct hv_state **st, const struct hv_config *cfg)
+{
+	*st = calloc(1, sizeof(**st));
+	if (!*st || hv_state_read(h->sys, *st) < 0) {
+		hv_hlog(LOG_ERR, "%s %s: cannot read the pools; the ledger is left as it is "
+			"(the next hook call tries again)", h->op, h->who);
+		return false;
+	}
+	return load_entries(h, *st, cfg) == 0;
 }
 
 static int do_release(struct hk *h)
 {
-	struct hv_ledger *all = NULL;
+	struct hv_state *st = NULL;
 	struct hv_config cfg;
-	size_t n_all = 0;
 
 	if (hv_ledger_lock(&h->ld) < 0) {
 		hv_hlog(LOG_ERR, "release %s: no lock; the ledger entry stays (reconnect or "
@@ -652,14 +711,17 @@ static int do_release(struct hk *h)
 		goto out;
 	}
 	load_config(h, &cfg);
-	all = hv_ledger_load_all(&h->ld, &n_all);
-	for (size_t i = 0; i < n_all; i++)
-		if (!strcmp(all[i].uuid, h->d.uuid) && all[i].state != HV_LS_RELEASED)
-			mark_released(h, &all[i], &cfg, "release");
-	give_back_all(h, all, n_all, &cfg, "release");
+	if (!locked_view(h, &st, &cfg))
+		goto out;
+	for (size_t i = 0; i < h->n_all; i++)
+		if (!strcmp(h->all[i].uuid, h->d.uuid) && h->all[i].state != HV_LS_RELEASED &&
+		    h->all[i].state != HV_LS_NONE)
+			mark_released(h, &h->all[i], &cfg, "release");
+	give_back_all(h, st, &cfg, "release");
 out:
 	hv_ledger_unlock(&h->ld);
-	free(all);
+	free_entries(h);
+	free(st);
 	return HV_EXIT_OK;
 }
 
@@ -706,26 +768,36 @@ static bool guest_alive(struct hk *h, const struct hv_ledger *l)
 
 static int do_started(struct hk *h)
 {
-	struct hv_ledger *l = calloc(1, sizeof(*l));
+	struct hv_state *st = NULL;
+	struct hv_config cfg;
 
-	if (l && hv_ledger_lock(&h->ld) == 0 && hv_ledger_read(&h->ld, h->d.uuid, l) == 1 &&
-	    l->state == HV_LS_PREPARING && !l->pend.set) {
+	if (hv_ledger_lock(&h->ld) < 0)
+		goto out;
+	load_config(h, &cfg);
+	if (!locked_view(h, &st, &cfg))
+		goto out;
+	for (size_t i = 0; i < h->n_all; i++) {
+		struct hv_ledger *l = &h->all[i];
+
+		if (strcmp(l->uuid, h->d.uuid) || l->state != HV_LS_PREPARING || l->pend.set)
+			continue;
 		l->state = HV_LS_RUNNING;
 		if (hv_ledger_write(&h->ld, l) == 0)
 			hv_hlog(LOG_INFO, "started %s: running; its pages are no longer a "
 			     "promise on free pages", h->who);
 	}
+out:
 	hv_ledger_unlock(&h->ld);
-	free(l);
+	free_entries(h);
+	free(st);
 	return HV_EXIT_OK;
 }
 
 static int do_reconnect(struct hk *h)
 {
-	struct hv_ledger *all = NULL;
+	struct hv_state *st = NULL;
 	struct hv_config cfg;
 	struct stat sb;
-	size_t n_all = 0;
 	int64_t now = (int64_t)time(NULL);
 	bool lv_ok;
 
@@ -734,14 +806,17 @@ static int do_reconnect(struct hk *h)
 		goto out;
 	}
 	load_config(h, &cfg);
-	all = hv_ledger_load_all(&h->ld, &n_all);
+	if (!locked_view(h, &st, &cfg))
+		goto out;
 	lv_ok = stat(h->lvdir, &sb) == 0 && S_ISDIR(sb.st_mode);
 	if (!lv_ok)
 		hv_hlog(LOG_WARNING, "reconnect: %s is not a directory; cannot tell which "
 		     "guests run, stale ledger entries kept", h->lvdir);
-	for (size_t i = 0; i < n_all; i++) {
-		struct hv_ledger *l = &all[i];
+	for (size_t i = 0; i < h->n_all; i++) {
+		struct hv_ledger *l = &h->all[i];
 
+		if (l->state == HV_LS_NONE)
+			continue;
 		if (h->d.uuid[0] && !strcmp(l->uuid, h->d.uuid)) {
 			if (l->state == HV_LS_PREPARING) {
 				l->state = HV_LS_RUNNING;
@@ -759,10 +834,11 @@ static int do_reconnect(struct hk *h)
 			continue;
 		mark_released(h, l, &cfg, "reconnect: gone");
 	}
-	give_back_all(h, all, n_all, &cfg, "reconnect");
+	give_back_all(h, st, &cfg, "reconnect");
 out:
 	hv_ledger_unlock(&h->ld);
-	free(all);
+	free_entries(h);
+	free(st);
 	return HV_EXIT_OK;
 }
 

@@ -280,42 +280,90 @@ static json_object *ledger_json(const struct hv_ledger *l)
 	return o;
 }
 
-int hv_ledger_write(struct hv_ledger_dir *ld, const struct hv_ledger *l)
+/*
+ * Clear the way for NAME.tmp: whatever is there (a stale file, a symbolic
+ * link, a directory, a FIFO, a hard link to another file) is removed, never
+ * followed or written through.  0, or -1 (reported, with the fix).
+ */
+static int clear_tmp(struct hv_ledger_dir *ld, const char *tmp)
 {
-	char fn[96], tmp[112];
-	json_object *o;
-	const char *text;
+	struct stat sb;
+	const char *what;
+
+	if (fstatat(ld->dirfd, tmp, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? 0 : (hv_herr("%s/%s: %s; remove it by hand", ld->path,
+						      tmp, strerror(errno)), -1);
+	if (S_ISREG(sb.st_mode) && sb.st_nlink <= 1)
+		return unlinkat(ld->dirfd, tmp, 0) == 0 || errno == ENOENT ? 0 :
+		       (hv_herr("%s/%s: cannot remove a stale file: %s; remove it by hand",
+				ld->path, tmp, strerror(errno)), -1);
+	what = S_ISLNK(sb.st_mode) ? "a symbolic link" : S_ISDIR(sb.st_mode) ? "a directory" :
+	       S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISREG(sb.st_mode) ? "a file with other links" :
+	       "not a regular file";
+	if (unlinkat(ld->dirfd, tmp, S_ISDIR(sb.st_mode) ? AT_REMOVEDIR : 0) != 0 &&
+	    errno != ENOENT) {
+		hv_herr("%s/%s is %s and cannot be removed (%s); remove it by hand "
+			"(rm -r '%s/%s'), nothing in it is hvokit's", ld->path, tmp, what,
+			strerror(errno), ld->path, tmp);
+		return -1;
+	}
+	hv_hlog(LOG_WARNING, "%s/%s was %s: removed, not followed", ld->path, tmp, what);
+	return 0;
+}
+
+int hv_ledger_put_file(struct hv_ledger_dir *ld, const char *fn, const char *text)
+{
+	char tmp[PATH_MAX];
 	FILE *f;
 	int fd;
 
-	ledger_fname(l->uuid, fn, sizeof(fn));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", fn);
-	fd = openat(ld->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", fn) >= (int)sizeof(tmp) || clear_tmp(ld, tmp) < 0)
+		return -1;
+	fd = openat(ld->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		hv_herr("%s/%s: %s", ld->path, tmp, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
-	o = ledger_json(l);
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-					      JSON_C_TO_STRING_SPACED |
-					      JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (!text || fprintf(f, "%s\n", text) < 0 || fflush(f) != 0 || ferror(f) ||
-	    fclose(f) != 0) {
-		json_object_put(o);
-		hv_herr("%s/%s: write failed", ld->path, tmp);
+	if (fprintf(f, "%s\n", text) < 0 || fflush(f) != 0 || ferror(f)) {
+		fclose(f);
+		hv_herr("%s/%s: write failed; is %s full?", ld->path, tmp, ld->path);
 		unlinkat(ld->dirfd, tmp, 0);
 		return -1;
 	}
-	json_object_put(o);
+	if (fclose(f) != 0) {
+		hv_herr("%s/%s: write failed; is %s full?", ld->path, tmp, ld->path);
+		unlinkat(ld->dirfd, tmp, 0);
+		return -1;
+	}
 	if (renameat(ld->dirfd, tmp, ld->dirfd, fn) != 0) {
 		hv_herr("%s/%s: %s", ld->path, fn, strerror(errno));
 		unlinkat(ld->dirfd, tmp, 0);
 		return -1;
 	}
 	return 0;
+}
+
+int hv_ledger_write(struct hv_ledger_dir *ld, const struct hv_ledger *l)
+{
+	char fn[96];
+	json_object *o = ledger_json(l);
+	const char *text;
+	int r;
+
+	ledger_fname(l->uuid, fn, sizeof(fn));
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+					      JSON_C_TO_STRING_SPACED |
+					      JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!text) {
+		json_object_put(o);
+		hv_herr("%s/%s: out of memory", ld->path, fn);
+		return -1;
+	}
+	r = hv_ledger_put_file(ld, fn, text);
+	json_object_put(o);
+	return r;
 }
 
 static int parse_state(const char *s)
