@@ -27,6 +27,30 @@ uint64_t hv_accounts_persistent(const struct hv_pool *p, int ni)
 	return t > s ? t - s : 0;
 }
 
+void hv_accounts_free(struct hv_accounts *a)
+{
+	if (!a)
+		return;
+	free(a->s);
+	a->s = NULL;
+	a->n = a->cap = 0;
+}
+
+/* Room for one more slot; false when full or out of memory. */
+static bool slot_room(struct hv_accounts *a)
+{
+	void *v;
+
+	if (a->n < a->cap)
+		return true;
+	if (a->cap >= HV_ACCOUNTS_MAX ||
+	    !(v = realloc(a->s, (a->cap ? a->cap * 2 : 16) * sizeof(*a->s))))
+		return false;
+	a->s = v;
+	a->cap = a->cap ? a->cap * 2 : 16;
+	return true;
+}
+
 static struct hv_acct_slot *slot_find(struct hv_accounts *a, uint64_t size_kb, int node)
 {
 	for (size_t i = 0; i < a->n; i++)
@@ -84,7 +108,7 @@ static void load(struct hv_ledger_dir *ld, struct hv_accounts *a)
 		node = json_object_get_int64(nd);
 		floor = json_object_get_int64(fl);
 		if (size <= 0 || node < -1 || node > HV_MAX_NODE_ID || floor < 0 ||
-		    a->n >= HV_ACCOUNTS_MAX)
+		    !slot_room(a))
 			goto bad;
 		a->s[a->n++] = (struct hv_acct_slot){ (uint64_t)size, (int)node, (uint64_t)floor };
 	}
@@ -287,7 +311,8 @@ static void reconcile_slot(struct hv_accounts *a, struct hv_accounts *next,
 		if (F > P)
 			F = P;
 	}
-	next->s[next->n++] = (struct hv_acct_slot){ p->size_kb, node, F };
+	if (slot_room(next))
+		next->s[next->n++] = (struct hv_acct_slot){ p->size_kb, node, F };
 }
 
 int hv_accounts_reconcile(struct hv_ledger_dir *ld, const struct hv_state *st,
@@ -318,7 +343,7 @@ int hv_accounts_reconcile(struct hv_ledger_dir *ld, const struct hv_state *st,
 
 			if (pending_on(all, n_all, p->size_kb)) {
 				/* An unsettled write: leave the slot as it was. */
-				if (old)
+				if (old && slot_room(next))
 					next->s[next->n++] = *old;
 				continue;
 			}
@@ -339,6 +364,7 @@ int hv_accounts_reconcile(struct hv_ledger_dir *ld, const struct hv_state *st,
 	for (size_t i = 0; i < next->n && !changed; i++)
 		changed = next->s[i].size_kb != a->s[i].size_kb ||
 			  next->s[i].node != a->s[i].node || next->s[i].floor != a->s[i].floor;
+	hv_accounts_free(a);
 	*a = *next;
 	if (changed && ret == 0 && save(ld, a) < 0)
 		ret = -1;

@@ -46,9 +46,10 @@ struct hv_acct_slot {
 };
 
 struct hv_accounts {
-	size_t n;
-	struct hv_acct_slot s[HV_ACCOUNTS_MAX];
+	size_t n, cap;
+	struct hv_acct_slot *s; /* malloc'ed; hv_accounts_free() */
 };
+void hv_accounts_free(struct hv_accounts *a);
 
 /* Persistent pages of one slot (ni: node index in p, -1 global). */
 uint64_t hv_accounts_persistent(const struct hv_pool *p, int ni);

@@ -111,6 +111,7 @@ static int load_entries(struct hk *h, const struct hv_state *st, const struct hv
 static void free_entries(struct hk *h)
 {
 	free(h->all);
+	hv_accounts_free(h->acct);
 	free(h->acct);
 	h->all = NULL;
 	h->acct = NULL;
@@ -428,7 +429,7 @@ static int grow_to_fit(struct hk *h, struct prep *p, uint64_t total_short)
 		uint64_t before = hv_ledger_added_total(l);
 
 		failed = grow(h, p->st, l, p->shortfall) < 0 ||
-			 hv_state_read(h->sys, p->st) < 0;
+			 hv_state_read_pools(h->sys, p->st) < 0;
 		if (!failed)
 			total_short = hv_avail_shortfall(p->st, &h->d, p->others, p->n_others,
 							 p->shortfall);
@@ -504,7 +505,7 @@ static int do_prepare(struct hk *h)
 		hv_herr("out of memory");
 		goto out;
 	}
-	if (hv_state_read(h->sys, p.st) < 0 || check_host(h, p.st) < 0)
+	if (hv_state_read_pools(h->sys, p.st) < 0 || check_host(h, p.st) < 0)
 		goto out;
 	load_config(h, &cfg);
 	p.others = NULL;
@@ -692,7 +693,7 @@ out:
 static bool locked_view(struct hk *h, struct hv_state **st, const struct hv_config *cfg)
 {
 	*st = calloc(1, sizeof(**st));
-	if (!*st || hv_state_read(h->sys, *st) < 0) {
+	if (!*st || hv_state_read_pools(h->sys, *st) < 0) {
 		hv_hlog(LOG_ERR, "%s %s: cannot read the pools; the ledger is left as it is "
 			"(the next hook call tries again)", h->op, h->who);
 		return false;
