@@ -255,8 +255,10 @@ static void end_orphans(const struct hv_state *st, struct hv_ledger *all, size_t
 
 			for (size_t q = 0; q < st->n_pools && !have; q++)
 				have = st->pools[q].size_kb == ad->size_kb;
-			if (have && (ad->node < 0 || st->n_nodes == 0 ||
-				     hv_state_node_index(st, ad->node) >= 0)) {
+			/* A node record on a host without NUMA information, or
+			 * a global one on a host with it, has no pool either. */
+			if (have && (st->n_nodes ? ad->node >= 0 &&
+					hv_state_node_index(st, ad->node) >= 0 : ad->node < 0)) {
 				k++;
 				continue;
 			}
