@@ -801,7 +801,12 @@ struct hv_ledger *hv_ledger_load_all(struct hv_ledger_dir *ld, size_t *n_out)
 	size_t n = ledger_list(ld, &ids), k = 0;
 	struct hv_ledger *v = n ? calloc(n, sizeof(*v)) : NULL;
 
-	for (size_t i = 0; v && i < n; i++) {
+	if (!v) {
+		free(ids);
+		*n_out = 0;
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
 		if (hv_ledger_read(ld, ids[i], &v[k]) != 1)
 			continue;
 		recover_entry(ld, &v[k]);
