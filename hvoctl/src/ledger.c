@@ -290,24 +290,33 @@ static int clear_tmp(struct hv_ledger_dir *ld, const char *tmp)
 	struct stat sb;
 	const char *what;
 
-	if (fstatat(ld->dirfd, tmp, &sb, AT_SYMLINK_NOFOLLOW) != 0)
-		return errno == ENOENT ? 0 : (hv_herr("%s/%s: %s; remove it by hand", ld->path,
-						      tmp, strerror(errno)), -1);
-	if (S_ISREG(sb.st_mode) && sb.st_nlink <= 1)
-		return unlinkat(ld->dirfd, tmp, 0) == 0 || errno == ENOENT ? 0 :
-		       (hv_herr("%s/%s: cannot remove a stale file: %s; remove it by hand",
-				ld->path, tmp, strerror(errno)), -1);
-	what = S_ISLNK(sb.st_mode) ? "a symbolic link" : S_ISDIR(sb.st_mode) ? "a directory" :
-	       S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISREG(sb.st_mode) ? "a file with other links" :
-	       "not a regular file";
+	if (fstatat(ld->dirfd, tmp, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		hv_herr("%s/%s: %s; remove it by hand", ld->path, tmp, strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(sb.st_mode))
+		what = "a symbolic link";
+	else if (S_ISDIR(sb.st_mode))
+		what = "a directory";
+	else if (S_ISFIFO(sb.st_mode))
+		what = "a FIFO";
+	else if (!S_ISREG(sb.st_mode))
+		what = "not a regular file";
+	else if (sb.st_nlink > 1)
+		what = "a file with other links";
+	else
+		what = NULL; /* a stale .tmp of a dead hook */
 	if (unlinkat(ld->dirfd, tmp, S_ISDIR(sb.st_mode) ? AT_REMOVEDIR : 0) != 0 &&
 	    errno != ENOENT) {
 		hv_herr("%s/%s is %s and cannot be removed (%s); remove it by hand "
-			"(rm -r '%s/%s'), nothing in it is hvokit's", ld->path, tmp, what,
-			strerror(errno), ld->path, tmp);
+			"(rm -r '%s/%s'), nothing in it is hvokit's", ld->path, tmp,
+			what ? what : "a stale file", strerror(errno), ld->path, tmp);
 		return -1;
 	}
-	hv_hlog(LOG_WARNING, "%s/%s was %s: removed, not followed", ld->path, tmp, what);
+	if (what)
+		hv_hlog(LOG_WARNING, "%s/%s was %s: removed, not followed", ld->path, tmp, what);
 	return 0;
 }
 
@@ -321,7 +330,8 @@ int hv_ledger_put_file(struct hv_ledger_dir *ld, const char *fn, const char *tex
 		return -1;
 	fd = openat(ld->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		hv_herr("%s/%s: %s", ld->path, tmp, strerror(errno));
+		hv_herr("%s/%s: %s; %s must be a directory root can write to", ld->path, tmp,
+			strerror(errno), ld->path);
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -338,7 +348,8 @@ int hv_ledger_put_file(struct hv_ledger_dir *ld, const char *fn, const char *tex
 		return -1;
 	}
 	if (renameat(ld->dirfd, tmp, ld->dirfd, fn) != 0) {
-		hv_herr("%s/%s: %s", ld->path, fn, strerror(errno));
+		hv_herr("%s/%s: cannot replace it: %s; if it is a directory, remove it by hand",
+			ld->path, fn, strerror(errno));
 		unlinkat(ld->dirfd, tmp, 0);
 		return -1;
 	}

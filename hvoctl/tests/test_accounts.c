@@ -385,6 +385,40 @@ static void t_tmp_not_regular(void **state)
 	}
 }
 
+/*
+ * kill -9 between a reconcile's entry writes and its host.pools write:
+ * the next call, finding the entries changed and the old host.pools,
+ * reaches the same floors and records as an uninterrupted run.
+ */
+static void t_reconcile_repeatable(void **state)
+{
+	struct env *e = *state;
+	const char *a = guest(e, UA, "a", 4, "0");
+	char hp[PATH_MAX + 32], before[4096], after[4096];
+
+	e->f.avail[0][0] = 100;
+	fake_set_node(&e->f, 0, 0, 6, 0); /* 6 pages of the host's own, in use */
+	reconnect_other(e);
+	start_and_use(e, a, 0);
+	assert_true(NODE(e, 0) == 10);
+	snprintf(hp, sizeof(hp), "%s/host.pools", e->rundir);
+	snprintf(before, sizeof(before), "%s", slurp(hp));
+	fake_set_node_surplus(&e->f, 0, 0, 10, 0, 7); /* echo 3 > nr_hugepages */
+	reconnect_other(e);
+	snprintf(after, sizeof(after), "%s", slurp(hp));
+	assert_string_not_equal(before, after);
+	/* As if killed before host.pools was replaced. */
+	put(hp, before);
+	reconnect_other(e);
+	assert_string_equal(slurp(hp), after);
+	/* And nothing of A can go back: its pages left the pool. */
+	fake_set_node(&e->f, 0, 0, 3, 3); /* A stops, surplus freed */
+	stopped(e);
+	assert_int_equal(hook(e, a, "release"), 0);
+	assert_true(NODE(e, 0) == 3);
+	assert_false(ledger_exists(e, UA));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +432,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(t_absurd_count_configured, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_absurd_count_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_tmp_not_regular, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_reconcile_repeatable, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("hook accounts", tests, NULL, NULL);
