@@ -671,8 +671,10 @@ static const struct sub subs[] = {
 	  "                        also HVOCTL_LOCK_TIMEOUT)\n"
 	  "  --retries N, --no-compact, --retry-delay MS   as for reserve\n\n"
 	  "Decisions are logged to syslog (or appended to $HVOCTL_HOOK_LOG).\n"
-	  "A copy of hvoctl named hvokit (hooks/qemu.d/hvokit) is this hook:\n"
-	  "libvirt execs it with DOMAIN OPERATION SUB-OP EXTRA directly.\n", cmd_libvirt_hook },
+	  "Run under the name hvokit (the package's link hooks/qemu.d/hvokit ->\n"
+	  "hvoctl, or a copy), hvoctl is this hook: libvirt execs it with DOMAIN\n"
+	  "OPERATION SUB-OP EXTRA directly.  hvoctl(8), LIBVIRT HOOK, Accounts:\n"
+	  "a give-back never takes the host's pages or other guests'.\n", cmd_libvirt_hook },
 };
 
 static int cmd_libvirt_hook(struct ctx *x, int argc, char **argv)
