@@ -22,8 +22,11 @@
  * back and settles write by write: repeating it never gives back twice.
  * Pages a release could not give back (in use, reserved, promised to a
  * starting guest) stay recorded in the released entry; every later release
- * and reconnect tries again.  hvoctl(8), section LIBVIRT HOOK, documents
- * the ledger's format and these rules.
+ * and reconnect tries again.  Every call that takes the lock first
+ * reconciles the entries with the pools (accounts.h): a give-back never
+ * takes more than the guest's start added and the pool still holds beyond
+ * the host's floor and the other entries' records.  hvoctl(8), section
+ * LIBVIRT HOOK, documents the ledger's format and these rules.
  */
 #include <errno.h>
 #include <fcntl.h>
