@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "accounts.h"
+#include "hook.h"
 #include "plan.h"
 #include "util.h"
 
@@ -393,4 +395,52 @@ uint64_t hv_accounts_returnable(const struct hv_accounts *a, const struct hv_poo
 	if (P <= keep)
 		return 0;
 	return P - keep < own ? P - keep : own;
+}
+
+/* ---------- the administrator's writes ---------- */
+
+/* Under the lock: the pools and every entry, reconciled (no config: a
+ * slot first seen here starts with what the records do not explain). */
+static void reconcile_now(struct hv_ledger_dir *ld, const struct hv_sys *s)
+{
+	struct hv_accounts a = { 0 };
+	struct hv_state *st = calloc(1, sizeof(*st));
+	struct hv_ledger *all;
+	size_t n_all;
+
+	if (st && hv_state_read_pools(s, st) == 0) {
+		all = hv_ledger_load_all(ld, &n_all);
+		hv_accounts_reconcile(ld, st, all, n_all, NULL, &a);
+		hv_accounts_free(&a);
+		free(all);
+	}
+	free(st);
+}
+
+int hv_accounts_admin_reserve(const struct hv_sys *s, uint64_t size_kb, int node,
+			      uint64_t target, const struct hv_reserve_opts *o,
+			      struct hv_reserve_result *res)
+{
+	const char *env = getenv("HVOCTL_RUNDIR");
+	struct hv_ledger_dir ld = { .sys = s, .dirfd = -1, .lockfd = -1,
+				    .lock_timeout_ms = HV_HOOK_LOCK_TIMEOUT_MS };
+	struct stat sb;
+	int rc;
+
+	snprintf(ld.path, sizeof(ld.path), "%s", env && *env ? env : HV_HOOK_RUNDIR);
+	if ((s->root[0] && !(env && *env)) || stat(ld.path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		return hv_reserve(s, size_kb, node, target, o, res);
+	if (hv_ledger_lock(&ld) < 0) {
+		hv_err("the libvirt hook's lock (%s/lock) is busy; writing the pool "
+		       "without it: the hook sees the change at its next call", ld.path);
+		hv_ledger_unlock(&ld);
+		return hv_reserve(s, size_kb, node, target, o, res);
+	}
+	/* Before: what changed since the last hook call is not this write's;
+	 * after: this write's change is the administrator's. */
+	reconcile_now(&ld, s);
+	rc = hv_reserve(s, size_kb, node, target, o, res);
+	reconcile_now(&ld, s);
+	hv_ledger_unlock(&ld);
+	return rc;
 }

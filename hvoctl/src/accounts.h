@@ -35,6 +35,7 @@
 #include "config.h"
 #include "ledger.h"
 #include "pools.h"
+#include "reserve.h"
 
 #define HV_ACCOUNTS_FILE "host.pools"
 #define HV_ACCOUNTS_MAX (HV_MAX_POOLS * (HV_MAX_NODES + 1))
@@ -75,5 +76,20 @@ int hv_accounts_reconcile(struct hv_ledger_dir *ld, const struct hv_state *st,
 uint64_t hv_accounts_returnable(const struct hv_accounts *a, const struct hv_pool *p, int ni,
 				const struct hv_ledger *all, size_t n_all,
 				const struct hv_ledger *self);
+
+/*
+ * An administrator's pool write (hvoctl reserve, apply): call
+ * hv_reserve() under the hook's lock and reconcile right after it, so the
+ * setting is the host's even if it is undone before the next hook call
+ * (shrinking below the pages in use and growing again leaves counts that
+ * look unchanged).  Without the hook's run directory ($HVOCTL_RUNDIR or
+ * /run/hvokit: no hook ever ran), or on a --sysroot tree without an
+ * explicit $HVOCTL_RUNDIR, it is hv_reserve() alone.  If the lock cannot
+ * be had within the hook's timeout, the write goes on without it (said
+ * on the diagnostic stream).  Returns what hv_reserve() returns.
+ */
+int hv_accounts_admin_reserve(const struct hv_sys *s, uint64_t size_kb, int node,
+			      uint64_t target, const struct hv_reserve_opts *o,
+			      struct hv_reserve_result *res);
 
 #endif

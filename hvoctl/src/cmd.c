@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "accounts.h"
 #include "cmd.h"
 #include "config.h"
 #include "hook.h"
@@ -129,7 +130,8 @@ static int do_reserve(struct ctx *x, uint64_t size_kb, int node, uint64_t target
 	char w[64];
 
 	where(w, sizeof(w), size_kb, node);
-	if (hv_reserve(&x->sys, size_kb, node, target, &x->ropts, &r) < 0)
+	/* Under the libvirt hook's lock: the hook's accounts see this write. */
+	if (hv_accounts_admin_reserve(&x->sys, size_kb, node, target, &x->ropts, &r) < 0)
 		return HV_EXIT_ERROR;
 	if (r.before != r.after || !quiet_if_same)
 		fprintf(x->out, "%s: %" PRIu64 " -> %" PRIu64 " pages (asked %" PRIu64 ")\n",

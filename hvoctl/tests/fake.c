@@ -258,14 +258,22 @@ static void maybe_kill(struct fake *f, int si, bool before)
 	raise(SIGKILL);
 }
 
-/* The fake kernel: hugetlb's reaction to writes. */
+/* The fake kernel: hugetlb's reaction to a write of a node's count, which
+ * the kernel reads as the node's persistent pages (total less surplus):
+ * growing turns surplus pages back into persistent ones first, then
+ * allocates; shrinking frees free pages first, then makes pages in use
+ * surplus (they leave when freed). */
 static void grow_node(struct fake *f, int si, int ni, uint64_t want)
 {
 	uint64_t cur = fake_node_total(f, si, ni), fr = node_free(f, si, ni);
+	uint64_t sp = f->surplus[si][ni], pers = cur - sp;
 
-	if (want > cur) {
-		uint64_t add = want - cur;
+	if (want > pers) {
+		uint64_t conv = sp < want - pers ? sp : want - pers, add;
 
+		sp -= conv;
+		pers += conv;
+		add = want - pers;
 		if (add > f->avail[si][ni])
 			add = f->avail[si][ni];
 		f->avail[si][ni] -= add;
@@ -274,14 +282,21 @@ static void grow_node(struct fake *f, int si, int ni, uint64_t want)
 	} else {
 		/* Only free, unreserved pages go. */
 		uint64_t used = f->used[si][ni];
-		uint64_t newt = want < used ? used : want;
+		uint64_t keep = want < used ? used : want, gone;
 
-		f->avail[si][ni] += cur - newt;
-		fr -= cur - newt;
-		cur = newt;
+		gone = pers > keep ? pers - keep : 0;
+		if (gone > fr)
+			gone = fr;
+		f->avail[si][ni] += gone;
+		fr -= gone;
+		cur -= gone;
+		pers -= gone;
+		if (pers > want)
+			sp += pers - want;
 	}
 	f->total[si][ni] = cur;
 	f->free[si][ni] = fr;
+	f->surplus[si][ni] = sp;
 }
 
 static int hook(const char *path, const char *value, void *ctx)

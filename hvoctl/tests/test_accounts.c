@@ -419,6 +419,47 @@ static void t_reconcile_repeatable(void **state)
 	assert_false(ledger_exists(e, UA));
 }
 
+/* hvoctl reserve, as the administrator's tool */
+static int reserve(struct env *e, const char *size, const char *count)
+{
+	int r;
+
+	free(e->out);
+	free(e->err);
+	e->out = e->err = NULL;
+	setenv("HVOCTL_RUNDIR", e->rundir, 1);
+	r = fake_run(&e->out, &e->err, "--sysroot", e->f.root, "reserve", size, count,
+		     "--retries", "0", NULL);
+	unsetenv("HVOCTL_RUNDIR");
+	return r;
+}
+
+/*
+ * The administrator shrinks node 0's pool through sysfs below the pages a
+ * running guest uses (no hook call sees it), then sets 40 pages aside with
+ * hvoctl reserve: the kernel turns the surplus pages back into pool pages,
+ * so the counts look as if the 40 were 36 more.  hvoctl reserve writes
+ * under the hook's lock and reconciles before and after its write, so the
+ * 40 are the host's and A's release leaves them.
+ */
+static void t_reserve_after_sysfs_shrink(void **state)
+{
+	struct env *e = *state;
+	const char *a = guest(e, UA, "a", 4, "0");
+
+	e->f.avail[0][0] = 100;
+	start_and_use(e, a, 0);
+	assert_true(NODE(e, 0) == 4);
+	fake_set_node_surplus(&e->f, 0, 0, 4, 0, 4); /* echo 0 > nr_hugepages */
+	assert_int_equal(reserve(e, "1G", "0:40,1:0"), 0);
+	assert_true(NODE(e, 0) == 40 && e->f.surplus[0][0] == 0);
+	fake_set_node(&e->f, 0, 0, 40, 40); /* A stops */
+	stopped(e);
+	assert_int_equal(hook(e, a, "release"), 0);
+	assert_true(NODE(e, 0) == 40);
+	assert_false(ledger_exists(e, UA));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +474,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(t_absurd_count_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_tmp_not_regular, setup, teardown),
 		cmocka_unit_test_setup_teardown(t_reconcile_repeatable, setup, teardown),
+		cmocka_unit_test_setup_teardown(t_reserve_after_sysfs_shrink, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("hook accounts", tests, NULL, NULL);
