@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "accounts.h"
 #include "cmd.h"
 #include "config.h"
 #include "hook.h"
@@ -129,7 +130,8 @@ static int do_reserve(struct ctx *x, uint64_t size_kb, int node, uint64_t target
 	char w[64];
 
 	where(w, sizeof(w), size_kb, node);
-	if (hv_reserve(&x->sys, size_kb, node, target, &x->ropts, &r) < 0)
+	/* Under the libvirt hook's lock: the hook's accounts see this write. */
+	if (hv_accounts_admin_reserve(&x->sys, size_kb, node, target, &x->ropts, &r) < 0)
 		return HV_EXIT_ERROR;
 	if (r.before != r.after || !quiet_if_same)
 		fprintf(x->out, "%s: %" PRIu64 " -> %" PRIu64 " pages (asked %" PRIu64 ")\n",
@@ -671,8 +673,10 @@ static const struct sub subs[] = {
 	  "                        also HVOCTL_LOCK_TIMEOUT)\n"
 	  "  --retries N, --no-compact, --retry-delay MS   as for reserve\n\n"
 	  "Decisions are logged to syslog (or appended to $HVOCTL_HOOK_LOG).\n"
-	  "A copy of hvoctl named hvokit (hooks/qemu.d/hvokit) is this hook:\n"
-	  "libvirt execs it with DOMAIN OPERATION SUB-OP EXTRA directly.\n", cmd_libvirt_hook },
+	  "Run under the name hvokit (the package's link hooks/qemu.d/hvokit ->\n"
+	  "hvoctl, or a copy), hvoctl is this hook: libvirt execs it with DOMAIN\n"
+	  "OPERATION SUB-OP EXTRA directly.  hvoctl(8), LIBVIRT HOOK, Accounts:\n"
+	  "a give-back never takes the host's pages or other guests'.\n", cmd_libvirt_hook },
 };
 
 static int cmd_libvirt_hook(struct ctx *x, int argc, char **argv)

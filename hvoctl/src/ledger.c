@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The libvirt hook's ledger: run directory, host-wide lock, one entry file
- * per guest, and pool writes journaled in the entry.  The rules for crash
- * safety are in ledger.h and in hvoctl(8), section LIBVIRT HOOK.
+ * The libvirt hook's ledger: one entry file per guest, and pool writes
+ * journaled in the entry (the run directory, its lock and log, and the
+ * atomic file writes are in rundir.c).  The rules for crash safety are in
+ * ledger.h and in hvoctl(8), section LIBVIRT HOOK.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -24,115 +23,6 @@
 
 const char *const hv_ledger_state_name[] = { "none", "preparing", "running",
 	"released", "growing" };
-
-/* ---------- logging: one line per decision, to syslog/journal ---------- */
-
-void hv_hlog(int prio, const char *fmt, ...)
-{
-	const char *file = getenv("HVOCTL_HOOK_LOG");
-	char line[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if (file && *file) {
-		/* Tests and the acceptance test: append, one write per line. */
-		int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-		size_t len = strlen(line);
-
-		if (fd >= 0) {
-			line[len] = '\n';
-			if (write(fd, line, len + 1) < 0) {
-				/* nowhere else to report */
-			}
-			close(fd);
-		}
-		return;
-	}
-	openlog("hvoctl-libvirt-hook", LOG_PID, LOG_DAEMON);
-	syslog(prio, "%s", line);
-	closelog();
-}
-
-void hv_herr(const char *fmt, ...)
-{
-	char line[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	hv_err("libvirt-hook: %s", line);
-	hv_hlog(LOG_ERR, "%s", line);
-}
-
-/* ---------- run directory, lock ---------- */
-
-static int open_rundir(struct hv_ledger_dir *ld)
-{
-	struct stat st;
-
-	if (mkdir(ld->path, 0700) != 0 && errno != EEXIST) {
-		hv_herr("%s: cannot create: %s", ld->path, strerror(errno));
-		return -1;
-	}
-	ld->dirfd = open(ld->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (ld->dirfd < 0) {
-		hv_herr("%s: %s", ld->path, strerror(errno));
-		return -1;
-	}
-	if (fstat(ld->dirfd, &st) != 0 || st.st_uid != geteuid() ||
-	    (st.st_mode & 022) != 0) {
-		hv_herr("%s: not owned by uid %u or writable by others; refusing to use it",
-		     ld->path, (unsigned)geteuid());
-		close(ld->dirfd);
-		ld->dirfd = -1;
-		return -1;
-	}
-	return 0;
-}
-
-/* Open the run directory and take the host-wide lock, with a timeout. */
-int hv_ledger_lock(struct hv_ledger_dir *ld)
-{
-	long timeout = ld->lock_timeout_ms, start = hv_now_ms();
-
-	if (open_rundir(ld) < 0)
-		return -1;
-	ld->lockfd = openat(ld->dirfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (ld->lockfd < 0) {
-		hv_herr("%s/lock: %s", ld->path, strerror(errno));
-		return -1;
-	}
-	for (;;) {
-		if (flock(ld->lockfd, LOCK_EX | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			hv_herr("%s/lock: %s", ld->path, strerror(errno));
-			return -1;
-		}
-		if (hv_now_ms() - start >= timeout) {
-			hv_herr("%s/lock: still held by another hvoctl after %ld ms; giving up",
-			     ld->path, timeout);
-			return -1;
-		}
-		hv_sleep_ms(5);
-	}
-}
-
-void hv_ledger_unlock(struct hv_ledger_dir *ld)
-{
-	if (ld->lockfd >= 0)
-		close(ld->lockfd); /* drops the flock */
-	ld->lockfd = -1;
-	if (ld->dirfd >= 0)
-		close(ld->dirfd);
-	ld->dirfd = -1;
-}
 
 /* ---------- entries on disk ---------- */
 
@@ -282,40 +172,23 @@ static json_object *ledger_json(const struct hv_ledger *l)
 
 int hv_ledger_write(struct hv_ledger_dir *ld, const struct hv_ledger *l)
 {
-	char fn[96], tmp[112];
-	json_object *o;
+	char fn[96];
+	json_object *o = ledger_json(l);
 	const char *text;
-	FILE *f;
-	int fd;
+	int r;
 
 	ledger_fname(l->uuid, fn, sizeof(fn));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", fn);
-	fd = openat(ld->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		hv_herr("%s/%s: %s", ld->path, tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	o = ledger_json(l);
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 					      JSON_C_TO_STRING_SPACED |
 					      JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (!text || fprintf(f, "%s\n", text) < 0 || fflush(f) != 0 || ferror(f) ||
-	    fclose(f) != 0) {
+	if (!text) {
 		json_object_put(o);
-		hv_herr("%s/%s: write failed", ld->path, tmp);
-		unlinkat(ld->dirfd, tmp, 0);
+		hv_herr("%s/%s: out of memory", ld->path, fn);
 		return -1;
 	}
+	r = hv_ledger_put_file(ld, fn, text);
 	json_object_put(o);
-	if (renameat(ld->dirfd, tmp, ld->dirfd, fn) != 0) {
-		hv_herr("%s/%s: %s", ld->path, fn, strerror(errno));
-		unlinkat(ld->dirfd, tmp, 0);
-		return -1;
-	}
-	return 0;
+	return r;
 }
 
 static int parse_state(const char *s)
@@ -753,7 +626,12 @@ struct hv_ledger *hv_ledger_load_all(struct hv_ledger_dir *ld, size_t *n_out)
 	size_t n = ledger_list(ld, &ids), k = 0;
 	struct hv_ledger *v = n ? calloc(n, sizeof(*v)) : NULL;
 
-	for (size_t i = 0; v && i < n; i++) {
+	if (!v) {
+		free(ids);
+		*n_out = 0;
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
 		if (hv_ledger_read(ld, ids[i], &v[k]) != 1)
 			continue;
 		recover_entry(ld, &v[k]);

@@ -92,6 +92,10 @@ void hv_herr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int hv_ledger_lock(struct hv_ledger_dir *ld);
 void hv_ledger_unlock(struct hv_ledger_dir *ld);
 
+/* Write file fn of the run directory atomically (fn.tmp, then rename);
+ * whatever is at fn.tmp (a link, a directory, ...) is removed first,
+ * never followed.  0 or -1 (reported).  The lock must be held. */
+int hv_ledger_put_file(struct hv_ledger_dir *ld, const char *fn, const char *text);
 /* Entry files; the lock must be held. */
 int hv_ledger_write(struct hv_ledger_dir *ld, const struct hv_ledger *l);
 /* 1: read, 0: no entry, -1: unreadable or malformed (logged). */

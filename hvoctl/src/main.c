@@ -6,8 +6,9 @@
 #include "cmd.h"
 
 /*
- * Installed under a name containing "hvokit" (a copy of this binary as
- * /etc/libvirt/hooks/qemu.d/hvokit), hvoctl is the libvirt hook itself:
+ * Run under a name containing "hvokit" (the Debian package's symbolic link
+ * /etc/libvirt/hooks/qemu.d/hvokit -> /usr/sbin/hvoctl, or a copy of this
+ * binary under that name), hvoctl is the libvirt hook itself:
  * libvirt execs it with "DOMAIN OPERATION SUB-OP EXTRA", which run as
  * "hvoctl libvirt-hook -- DOMAIN OPERATION SUB-OP EXTRA" without a shell
  * in between.

@@ -122,6 +122,8 @@ int hv_pool_reread(const struct hv_sys *s, struct hv_state *st, struct hv_pool *
 	G("surplus_hugepages", surplus);
 	G("nr_overcommit_hugepages", overcommit);
 #undef G
+	if (st->counts_only)
+		goto nodes;
 #define O(file, field)                                                  \
 	do {                                                            \
 		hv_pool_file(rel, sizeof(rel), p->size_kb, -1, file);   \
@@ -134,6 +136,7 @@ int hv_pool_reread(const struct hv_sys *s, struct hv_state *st, struct hv_pool *
 	p->has_counters = p->has_counters && present;
 	O("vmemmap_pgtable_pages", pgtable);
 #undef O
+nodes:
 	p->n_nodes = st->n_nodes;
 	for (size_t i = 0; i < st->n_nodes; i++) {
 		struct hv_node_pool *np = &p->nodes[i];
@@ -151,6 +154,8 @@ int hv_pool_reread(const struct hv_sys *s, struct hv_state *st, struct hv_pool *
 		N("nr_hugepages", total, 0, NULL);
 		N("free_hugepages", free, 0, NULL);
 		N("surplus_hugepages", surplus, 0, NULL);
+		if (st->counts_only)
+			continue;
 		N("vmemmap_optimized_pages", optimized, 1, &a);
 		N("vmemmap_freed_pages", freed, 1, &b);
 #undef N
@@ -423,7 +428,7 @@ void hv_devdax_read_guests(const struct hv_sys *s, const char *rundir, struct hv
 	hv_free_names(names);
 }
 
-int hv_state_read(const struct hv_sys *s, struct hv_state *st)
+static int state_read(const struct hv_sys *s, struct hv_state *st, bool counts_only)
 {
 	char **names = NULL;
 	size_t n = 0;
@@ -432,6 +437,7 @@ int hv_state_read(const struct hv_sys *s, struct hv_state *st)
 
 	memset(st, 0, sizeof(*st));
 	st->hvo_sysctl = -1;
+	st->counts_only = counts_only;
 	if (read_nodes(s, st) < 0)
 		return -1;
 	{
@@ -445,6 +451,8 @@ int hv_state_read(const struct hv_sys *s, struct hv_state *st)
 		st->has_meminfo_dev_saved = mi.has_dev_saved;
 		st->meminfo_dev_saved_kb = mi.dev_saved_kb;
 	}
+	if (counts_only)
+		goto pools;
 	read_cmdline(s, st);
 	if (hv_read_str(s, "/proc/sys/kernel/osrelease", st->osrelease,
 			sizeof(st->osrelease)) < 0)
@@ -456,6 +464,7 @@ int hv_state_read(const struct hv_sys *s, struct hv_state *st)
 		else
 			st->hvo_sysctl = v ? 1 : 0;
 	}
+pools:
 	e = hv_list_dir(s, HV_HP_DIR, "hugepages-", &names, &n);
 	if (e < 0 && e != -ENOENT) {
 		char full[PATH_MAX];
@@ -478,10 +487,22 @@ int hv_state_read(const struct hv_sys *s, struct hv_state *st)
 	for (size_t i = 0; i < st->n_pools; i++)
 		if (hv_pool_reread(s, st, &st->pools[i]) < 0)
 			ret = -1;
+	if (counts_only)
+		return ret;
 	read_mounts(s, st);
 	if (read_devdax(s, st) < 0)
 		ret = -1;
 	return ret;
+}
+
+int hv_state_read(const struct hv_sys *s, struct hv_state *st)
+{
+	return state_read(s, st, false);
+}
+
+int hv_state_read_pools(const struct hv_sys *s, struct hv_state *st)
+{
+	return state_read(s, st, true);
 }
 
 struct hv_pool *hv_state_pool(struct hv_state *st, uint64_t size_kb)

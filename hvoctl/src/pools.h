@@ -81,6 +81,8 @@ struct hv_state {
 	struct hv_devdax devdax[HV_MAX_DEVDAX];
 	bool has_meminfo_dev_saved; /* DeviceVmemmapSaved: present */
 	uint64_t meminfo_dev_saved_kb;
+	bool counts_only;         /* hv_state_read_pools(): no HVO counters,
+				   * mounts, device-dax, sysctl or release */
 };
 
 /*
@@ -120,6 +122,11 @@ bool hv_cmdline_param(const struct hv_sys *s, const char *name, char *val, size_
 
 /* Read the whole state.  Prints errors; returns 0 or -1. */
 int hv_state_read(const struct hv_sys *s, struct hv_state *st);
+/* Only what the libvirt hook uses, with fewer system calls on its
+ * latency-bound path: nodes and their MemTotal, /proc/meminfo, and each
+ * pool's page counts (st->counts_only is set; hv_pool_reread() then reads
+ * counts only too).  Prints errors; returns 0 or -1. */
+int hv_state_read_pools(const struct hv_sys *s, struct hv_state *st);
 /* Re-read only the counts of one pool (after a reserve). */
 int hv_pool_reread(const struct hv_sys *s, struct hv_state *st, struct hv_pool *p);
 

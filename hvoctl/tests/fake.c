@@ -117,7 +117,7 @@ static uint64_t node_free(struct fake *f, int si, int ni)
 
 static void recompute(struct fake *f, int si)
 {
-	uint64_t t = 0, fr = 0, exp = si == 0 ? 4095 : 7;
+	uint64_t t = 0, fr = 0, sp = 0, exp = si == 0 ? 4095 : 7;
 	char rel[256];
 
 	for (int i = 0; i < f->n_nodes; i++) {
@@ -125,6 +125,9 @@ static void recompute(struct fake *f, int si)
 
 		t += nt;
 		fr += node_free(f, si, i);
+		sp += f->surplus[si][i];
+		node_rel(rel, sizeof(rel), f, si, i, "surplus_hugepages");
+		fake_write(f, rel, "%llu\n", (unsigned long long)f->surplus[si][i]);
 		node_rel(rel, sizeof(rel), f, si, i, "nr_hugepages");
 		fake_write(f, rel, "%llu\n", (unsigned long long)nt);
 		node_rel(rel, sizeof(rel), f, si, i, "free_hugepages");
@@ -140,6 +143,8 @@ static void recompute(struct fake *f, int si)
 	fake_write(f, rel, "%llu\n", (unsigned long long)t);
 	glob_rel(rel, sizeof(rel), si, "free_hugepages");
 	fake_write(f, rel, "%llu\n", (unsigned long long)fr);
+	glob_rel(rel, sizeof(rel), si, "surplus_hugepages");
+	fake_write(f, rel, "%llu\n", (unsigned long long)sp);
 	glob_rel(rel, sizeof(rel), si, "resv_hugepages");
 	fake_write(f, rel, "%llu\n", (unsigned long long)f->resv[si]);
 	if (f->hvo_counters) {
@@ -159,6 +164,13 @@ void fake_set_node(struct fake *f, int si, int ni, uint64_t total, uint64_t free
 	f->free[si][ni] = free;
 	f->used[si][ni] = total - free;
 	recompute(f, si);
+}
+
+void fake_set_node_surplus(struct fake *f, int si, int ni, uint64_t total, uint64_t free,
+			   uint64_t surplus)
+{
+	f->surplus[si][ni] = surplus;
+	fake_set_node(f, si, ni, total, free);
 }
 
 void fake_init(struct fake *f, int n, const int *ids, const uint64_t *memtotal_kb,
@@ -246,14 +258,22 @@ static void maybe_kill(struct fake *f, int si, bool before)
 	raise(SIGKILL);
 }
 
-/* The fake kernel: hugetlb's reaction to writes. */
+/* The fake kernel: hugetlb's reaction to a write of a node's count, which
+ * the kernel reads as the node's persistent pages (total less surplus):
+ * growing turns surplus pages back into persistent ones first, then
+ * allocates; shrinking frees free pages first, then makes pages in use
+ * surplus (they leave when freed). */
 static void grow_node(struct fake *f, int si, int ni, uint64_t want)
 {
 	uint64_t cur = fake_node_total(f, si, ni), fr = node_free(f, si, ni);
+	uint64_t sp = f->surplus[si][ni], pers = cur - sp;
 
-	if (want > cur) {
-		uint64_t add = want - cur;
+	if (want > pers) {
+		uint64_t conv = sp < want - pers ? sp : want - pers, add;
 
+		sp -= conv;
+		pers += conv;
+		add = want - pers;
 		if (add > f->avail[si][ni])
 			add = f->avail[si][ni];
 		f->avail[si][ni] -= add;
@@ -262,14 +282,21 @@ static void grow_node(struct fake *f, int si, int ni, uint64_t want)
 	} else {
 		/* Only free, unreserved pages go. */
 		uint64_t used = f->used[si][ni];
-		uint64_t newt = want < used ? used : want;
+		uint64_t keep = want < used ? used : want, gone;
 
-		f->avail[si][ni] += cur - newt;
-		fr -= cur - newt;
-		cur = newt;
+		gone = pers > keep ? pers - keep : 0;
+		if (gone > fr)
+			gone = fr;
+		f->avail[si][ni] += gone;
+		fr -= gone;
+		cur -= gone;
+		pers -= gone;
+		if (pers > want)
+			sp += pers - want;
 	}
 	f->total[si][ni] = cur;
 	f->free[si][ni] = fr;
+	f->surplus[si][ni] = sp;
 }
 
 static int hook(const char *path, const char *value, void *ctx)

@@ -26,6 +26,7 @@ struct fake {
 	uint64_t resv[2];                   /* global reserved pages */
 	uint64_t total[2][FK_MAX_NODES];    /* kernel's view, files mirror it */
 	uint64_t free[2][FK_MAX_NODES];
+	uint64_t surplus[2][FK_MAX_NODES];  /* in total, not persistent */
 	unsigned writes, compactions;
 	/* Pool writes (nr_hugepages, any node or global) seen so far.  When
 	 * kill_at is reached, the writing process gets SIGKILL: after the
@@ -51,6 +52,10 @@ uint64_t fake_u64(struct fake *f, const char *rel);
 /* Node pool figures (size index 0 = 1G, 1 = 2M), globals recomputed. */
 void fake_set_node(struct fake *f, int size_idx, int node_idx, uint64_t total,
 		   uint64_t free);
+/* The same with surplus pages (counted in total, as the kernel's
+ * nr_hugepages counts them; they leave the pool when freed). */
+void fake_set_node_surplus(struct fake *f, int size_idx, int node_idx, uint64_t total,
+			   uint64_t free, uint64_t surplus);
 uint64_t fake_node_total(struct fake *f, int size_idx, int node_idx);
 uint64_t fake_total(struct fake *f, int size_idx);
 
