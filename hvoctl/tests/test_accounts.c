@@ -22,142 +22,53 @@
 #include <cmocka.h>
 
 #include "fake.h"
+#include "hookenv.h"
 #include "sysfs.h"
 #include "util.h"
 
-#define GIB_KB (1024ULL * 1024)
 #define UA "aaaaaaaa-0000-0000-0000-000000000001"
 #define UB "bbbbbbbb-0000-0000-0000-000000000002"
 #define UN "eeeeeeee-0000-0000-0000-000000000005"
 
-struct env {
-	struct fake f;
-	char dir[PATH_MAX], rundir[PATH_MAX + 8], lvdir[PATH_MAX + 8];
-	char log[PATH_MAX + 8], conf[PATH_MAX + 16], nohp[PATH_MAX + 16];
-	char *out, *err;
-};
-
-static void put(const char *path, const char *text)
+/* A guest without huge pages, for "an unrelated reconnect". */
+static const char *nohp(struct hook_env *e)
 {
-	FILE *f = fopen(path, "w");
+	static char path[PATH_MAX + 16];
 
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static const char *slurp(const char *path)
-{
-	static char buf[65536];
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return buf;
+	snprintf(path, sizeof(path), "%s/nohp.xml", e->dir);
+	return path;
 }
 
 static int setup(void **state)
 {
-	static const uint64_t mem[] = { 64 * GIB_KB, 64 * GIB_KB };
-	struct env *e = calloc(1, sizeof(*e));
+	struct hook_env *e = hook_env_new("acct");
 
 	if (!e)
 		return -1;
-	fake_init(&e->f, 2, NULL, mem, true);
-	fake_kernel_on(&e->f);
-	snprintf(e->dir, sizeof(e->dir), "/tmp/hvoctl-acct.XXXXXX");
-	if (!mkdtemp(e->dir))
-		return -1;
-	snprintf(e->rundir, sizeof(e->rundir), "%s/run", e->dir);
-	snprintf(e->lvdir, sizeof(e->lvdir), "%s/libvirt", e->dir);
-	snprintf(e->log, sizeof(e->log), "%s/log", e->dir);
-	snprintf(e->conf, sizeof(e->conf), "%s/hvokit.conf", e->dir);
-	snprintf(e->nohp, sizeof(e->nohp), "%s/nohp.xml", e->dir);
-	mkdir(e->lvdir, 0755);
-	/* A guest without huge pages, for "an unrelated reconnect". */
-	put(e->nohp, "<domain type='kvm'><name>plain</name><uuid>" UN "</uuid>"
+	put(nohp(e), "<domain type='kvm'><name>plain</name><uuid>" UN "</uuid>"
 		     "<memory unit='GiB'>1</memory></domain>\n");
-	setenv("HVOCTL_HOOK_LOG", e->log, 1);
 	*state = e;
 	return 0;
 }
 
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static int teardown(void **state)
 {
-	struct env *e = *state;
-
-	free(e->out);
-	free(e->err);
-	fake_free(&e->f);
-	nftw(e->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	unsetenv("HVOCTL_HOOK_LOG");
-	free(e);
+	hook_env_free(*state);
 	return 0;
 }
 
-/* Guest XML with `pages` 1G pages; nodes: NULL any node, else strict. */
-static const char *guest(struct env *e, const char *uuid, const char *name,
-			 unsigned pages, const char *nodes)
-{
-	static char paths[4][PATH_MAX + 64];
-	static unsigned next;
-	char *path = paths[next++ % 4], xml[2048];
-
-	snprintf(xml, sizeof(xml),
-		 "<domain type='kvm'><name>%s</name><uuid>%s</uuid>"
-		 "<memory unit='GiB'>%u</memory><memoryBacking><hugepages>"
-		 "<page size='1' unit='G'/></hugepages></memoryBacking>%s%s%s</domain>\n",
-		 name, uuid, pages, nodes ? "<numatune><memory mode='strict' nodeset='" : "",
-		 nodes ? nodes : "", nodes ? "'/></numatune>" : "");
-	snprintf(path, sizeof(paths[0]), "%s/%s.xml", e->dir, uuid);
-	put(path, xml);
-	return path;
-}
-
-static int hook(struct env *e, const char *xml, const char *op)
-{
-	free(e->out);
-	free(e->err);
-	e->out = e->err = NULL;
-	return fake_run(&e->out, &e->err, "--sysroot", e->f.root, "--config", e->conf,
-			"libvirt-hook", "--rundir", e->rundir, "--libvirt-rundir", e->lvdir,
-			"--xml", xml, "--retries", "0", "--retry-delay", "0",
-			"--lock-timeout", "30", "--", "guest", op, "begin", "-", NULL);
-}
-
 /* An unrelated guest (no huge pages) after a libvirtd restart. */
-static void reconnect_other(struct env *e)
+static void reconnect_other(struct hook_env *e)
 {
-	assert_int_equal(hook(e, e->nohp, "reconnect"), 0);
+	assert_int_equal(hook(e, nohp(e), "reconnect"), 0);
 	assert_string_equal(e->out, "");
 }
 
-static bool ledger_exists(struct env *e, const char *uuid)
-{
-	char p[PATH_MAX + 128];
-
-	snprintf(p, sizeof(p), "%s/guest-%s.ledger", e->rundir, uuid);
-	return access(p, F_OK) == 0;
-}
-
-#define NODE(e, i) fake_node_total(&(e)->f, 0, (i))
+#define NODE(e, i) fake_node_total((e)->f, 0, (i))
 
 /* Guest 'a' (UA) started through the hook, libvirt's status file for it
  * written, and all its pages (the whole node's pool) in use. */
-static void start_and_use(struct env *e, const char *xml, int ni)
+static void start_and_use(struct hook_env *e, const char *xml, int ni)
 {
 	char p[PATH_MAX + 16];
 
@@ -165,11 +76,11 @@ static void start_and_use(struct env *e, const char *xml, int ni)
 	assert_int_equal(hook(e, xml, "started"), 0);
 	snprintf(p, sizeof(p), "%s/a.xml", e->lvdir);
 	put(p, "<domstatus><domain><name>a</name><uuid>" UA "</uuid></domain></domstatus>");
-	fake_set_node(&e->f, 0, ni, NODE(e, ni), 0);
+	fake_set_node(e->f, 0, ni, NODE(e, ni), 0);
 }
 
 /* Guest 'a' stopped: libvirt's status file gone (its release follows). */
-static void stopped(struct env *e)
+static void stopped(struct hook_env *e)
 {
 	char p[PATH_MAX + 16];
 
@@ -186,19 +97,19 @@ static void stopped(struct env *e)
  */
 static void t_admin_shrink_then_release(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "a", 4, "0");
 
-	e->f.avail[0][0] = 100;
+	e->f->avail[0][0] = 100;
 	start_and_use(e, a, 0);
 	assert_true(NODE(e, 0) == 4);
-	fake_set_node_surplus(&e->f, 0, 0, 4, 0, 4); /* echo 0 > nr_hugepages */
-	fake_set_node_surplus(&e->f, 0, 0, 0, 0, 0); /* A stops */
+	fake_set_node_surplus(e->f, 0, 0, 4, 0, 4); /* echo 0 > nr_hugepages */
+	fake_set_node_surplus(e->f, 0, 0, 0, 0, 0); /* A stops */
 	stopped(e);
 	assert_int_equal(hook(e, a, "release"), 0);
 	assert_true(NODE(e, 0) == 0);
 	assert_false(ledger_exists(e, UA)); /* nothing of it can come back */
-	fake_set_node(&e->f, 0, 0, 40, 40); /* the host's own pages */
+	fake_set_node(e->f, 0, 0, 40, 40); /* the host's own pages */
 	reconnect_other(e);
 	assert_true(NODE(e, 0) == 40);
 	assert_int_equal(hook(e, a, "release"), 0);
@@ -213,15 +124,15 @@ static void t_admin_shrink_then_release(void **state)
  */
 static void t_admin_shrink_regrow_while_running(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "a", 4, "0");
 
-	e->f.avail[0][0] = 100;
+	e->f->avail[0][0] = 100;
 	start_and_use(e, a, 0);
-	fake_set_node_surplus(&e->f, 0, 0, 4, 0, 4);
+	fake_set_node_surplus(e->f, 0, 0, 4, 0, 4);
 	reconnect_other(e);
-	fake_set_node_surplus(&e->f, 0, 0, 40, 36, 0);
-	fake_set_node(&e->f, 0, 0, 40, 40); /* A stops */
+	fake_set_node_surplus(e->f, 0, 0, 40, 36, 0);
+	fake_set_node(e->f, 0, 0, 40, 40); /* A stops */
 	stopped(e);
 	assert_int_equal(hook(e, a, "release"), 0);
 	assert_true(NODE(e, 0) == 40);
@@ -234,14 +145,14 @@ static void t_admin_shrink_regrow_while_running(void **state)
  * guest's own still go back (the accounts are not simply dropped). */
 static void t_admin_grow_keeps_guest_pages(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "a", 4, "0");
 
-	e->f.avail[0][0] = 100;
+	e->f->avail[0][0] = 100;
 	start_and_use(e, a, 0);
-	fake_set_node(&e->f, 0, 0, 14, 10); /* echo 14 > nr_hugepages */
+	fake_set_node(e->f, 0, 0, 14, 10); /* echo 14 > nr_hugepages */
 	reconnect_other(e);
-	fake_set_node(&e->f, 0, 0, 14, 14); /* A stops */
+	fake_set_node(e->f, 0, 0, 14, 14); /* A stops */
 	stopped(e);
 	assert_int_equal(hook(e, a, "release"), 0);
 	assert_true(NODE(e, 0) == 10);
@@ -256,16 +167,16 @@ static void t_admin_grow_keeps_guest_pages(void **state)
  */
 static void t_node_dissolved(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "a", 12, "0");
 
-	e->f.avail[0][0] = 100;
+	e->f->avail[0][0] = 100;
 	start_and_use(e, a, 0);
 	assert_true(NODE(e, 0) == 12);
-	fake_set_node(&e->f, 0, 0, 0, 0); /* offline: dissolved */
+	fake_set_node(e->f, 0, 0, 0, 0); /* offline: dissolved */
 	stopped(e);
 	assert_int_equal(hook(e, a, "release"), 0);
-	fake_set_node(&e->f, 0, 0, 100, 100); /* back; the host reserves 100 */
+	fake_set_node(e->f, 0, 0, 100, 100); /* back; the host reserves 100 */
 	reconnect_other(e);
 	assert_true(NODE(e, 0) == 100);
 	assert_false(ledger_exists(e, UA));
@@ -278,16 +189,16 @@ static void t_node_dissolved(void **state)
  * release runs, then back. */
 static void t_node_removed(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "a", 12, "0");
 
-	e->f.avail[0][0] = 100;
+	e->f->avail[0][0] = 100;
 	start_and_use(e, a, 0);
-	fake_write(&e->f, "/sys/devices/system/node/online", "1\n");
+	fake_write(e->f, "/sys/devices/system/node/online", "1\n");
 	stopped(e);
 	assert_int_equal(hook(e, a, "release"), 0);
-	fake_write(&e->f, "/sys/devices/system/node/online", "0-1\n");
-	fake_set_node(&e->f, 0, 0, 100, 100);
+	fake_write(e->f, "/sys/devices/system/node/online", "0-1\n");
+	fake_set_node(e->f, 0, 0, 100, 100);
 	reconnect_other(e);
 	assert_true(NODE(e, 0) == 100);
 	assert_false(ledger_exists(e, UA));
@@ -296,7 +207,7 @@ static void t_node_removed(void **state)
 /* An entry of the old line format with an absurd count (2^64-1 pages
  * added): what it gives back is bounded by what the hook can have added,
  * never the host's own pages. */
-static void absurd_entry(struct env *e, const char *state)
+static void absurd_entry(struct hook_env *e, const char *state)
 {
 	char p[PATH_MAX + 128], text[512];
 
@@ -309,9 +220,9 @@ static void absurd_entry(struct env *e, const char *state)
 
 static void t_absurd_count_seen_host(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 
-	fake_set_node(&e->f, 0, 0, 40, 40); /* the host's own */
+	fake_set_node(e->f, 0, 0, 40, 40); /* the host's own */
 	reconnect_other(e);                 /* a hook call sees them */
 	absurd_entry(e, "released");
 	reconnect_other(e);
@@ -323,12 +234,12 @@ static void t_absurd_count_seen_host(void **state)
 
 static void t_absurd_count_configured(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 
 	/* An upgrade: no hook call has seen the pool, hvokit.conf says what
 	 * the host holds for itself. */
 	put(e->conf, "POOL_1G=0:40,1:0\n");
-	fake_set_node(&e->f, 0, 0, 40, 40);
+	fake_set_node(e->f, 0, 0, 40, 40);
 	absurd_entry(e, "released");
 	reconnect_other(e);
 	assert_true(NODE(e, 0) == 40);
@@ -339,13 +250,13 @@ static void t_absurd_count_configured(void **state)
  * the pages the pool holds beyond the host's. */
 static void t_absurd_count_running(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "a", 2, "0");
 
-	fake_set_node(&e->f, 0, 0, 40, 40);
+	fake_set_node(e->f, 0, 0, 40, 40);
 	reconnect_other(e);
 	absurd_entry(e, "running");
-	fake_set_node(&e->f, 0, 0, 42, 42); /* 2 pages more: at most those */
+	fake_set_node(e->f, 0, 0, 42, 42); /* 2 pages more: at most those */
 	assert_int_equal(hook(e, a, "release"), 0);
 	assert_true(NODE(e, 0) >= 40);
 	assert_false(ledger_exists(e, UA));
@@ -356,12 +267,12 @@ static void t_absurd_count_running(void **state)
  * prepare goes on. */
 static void t_tmp_not_regular(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "a", 2, NULL);
 	char tmp[PATH_MAX + 128], target[PATH_MAX + 16];
 	struct stat st;
 
-	e->f.avail[0][0] = e->f.avail[0][1] = 8;
+	e->f->avail[0][0] = e->f->avail[0][1] = 8;
 	mkdir(e->rundir, 0700);
 	snprintf(tmp, sizeof(tmp), "%s/guest-%s.ledger.tmp", e->rundir, UA);
 	snprintf(target, sizeof(target), "%s/victim", e->dir);
@@ -381,7 +292,7 @@ static void t_tmp_not_regular(void **state)
 		assert_string_equal(slurp(target), "keep me\n");
 		assert_int_equal(hook(e, a, "release"), 0);
 		assert_false(ledger_exists(e, UA));
-		assert_true(fake_total(&e->f, 0) == 0);
+		assert_true(fake_total(e->f, 0) == 0);
 	}
 }
 
@@ -392,18 +303,18 @@ static void t_tmp_not_regular(void **state)
  */
 static void t_reconcile_repeatable(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "a", 4, "0");
 	char hp[PATH_MAX + 32], before[4096], after[4096];
 
-	e->f.avail[0][0] = 100;
-	fake_set_node(&e->f, 0, 0, 6, 0); /* 6 pages of the host's own, in use */
+	e->f->avail[0][0] = 100;
+	fake_set_node(e->f, 0, 0, 6, 0); /* 6 pages of the host's own, in use */
 	reconnect_other(e);
 	start_and_use(e, a, 0);
 	assert_true(NODE(e, 0) == 10);
 	snprintf(hp, sizeof(hp), "%s/host.pools", e->rundir);
 	snprintf(before, sizeof(before), "%s", slurp(hp));
-	fake_set_node_surplus(&e->f, 0, 0, 10, 0, 7); /* echo 3 > nr_hugepages */
+	fake_set_node_surplus(e->f, 0, 0, 10, 0, 7); /* echo 3 > nr_hugepages */
 	reconnect_other(e);
 	snprintf(after, sizeof(after), "%s", slurp(hp));
 	assert_string_not_equal(before, after);
@@ -412,7 +323,7 @@ static void t_reconcile_repeatable(void **state)
 	reconnect_other(e);
 	assert_string_equal(slurp(hp), after);
 	/* And nothing of A can go back: its pages left the pool. */
-	fake_set_node(&e->f, 0, 0, 3, 3); /* A stops, surplus freed */
+	fake_set_node(e->f, 0, 0, 3, 3); /* A stops, surplus freed */
 	stopped(e);
 	assert_int_equal(hook(e, a, "release"), 0);
 	assert_true(NODE(e, 0) == 3);
@@ -420,7 +331,7 @@ static void t_reconcile_repeatable(void **state)
 }
 
 /* hvoctl reserve, as the administrator's tool */
-static int reserve(struct env *e, const char *size, const char *count)
+static int reserve(struct hook_env *e, const char *size, const char *count)
 {
 	int r;
 
@@ -428,7 +339,7 @@ static int reserve(struct env *e, const char *size, const char *count)
 	free(e->err);
 	e->out = e->err = NULL;
 	setenv("HVOCTL_RUNDIR", e->rundir, 1);
-	r = fake_run(&e->out, &e->err, "--sysroot", e->f.root, "reserve", size, count,
+	r = fake_run(&e->out, &e->err, "--sysroot", e->f->root, "reserve", size, count,
 		     "--retries", "0", NULL);
 	unsetenv("HVOCTL_RUNDIR");
 	return r;
@@ -444,16 +355,16 @@ static int reserve(struct env *e, const char *size, const char *count)
  */
 static void t_reserve_after_sysfs_shrink(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "a", 4, "0");
 
-	e->f.avail[0][0] = 100;
+	e->f->avail[0][0] = 100;
 	start_and_use(e, a, 0);
 	assert_true(NODE(e, 0) == 4);
-	fake_set_node_surplus(&e->f, 0, 0, 4, 0, 4); /* echo 0 > nr_hugepages */
+	fake_set_node_surplus(e->f, 0, 0, 4, 0, 4); /* echo 0 > nr_hugepages */
 	assert_int_equal(reserve(e, "1G", "0:40,1:0"), 0);
-	assert_true(NODE(e, 0) == 40 && e->f.surplus[0][0] == 0);
-	fake_set_node(&e->f, 0, 0, 40, 40); /* A stops */
+	assert_true(NODE(e, 0) == 40 && e->f->surplus[0][0] == 0);
+	fake_set_node(e->f, 0, 0, 40, 40); /* A stops */
 	stopped(e);
 	assert_int_equal(hook(e, a, "release"), 0);
 	assert_true(NODE(e, 0) == 40);

@@ -23,135 +23,24 @@
 #include <json-c/json.h>
 
 #include "fake.h"
+#include "hookenv.h"
 #include "sysfs.h"
 #include "util.h"
 
-#define GIB_KB (1024ULL * 1024)
 #define UA "aaaaaaaa-0000-0000-0000-000000000001"
 #define UB "bbbbbbbb-0000-0000-0000-000000000002"
 #define UC "cccccccc-0000-0000-0000-000000000003"
 
-struct env {
-	struct fake *f; /* shared memory: forked hooks update one fake kernel */
-	char dir[PATH_MAX], rundir[PATH_MAX + 8], lvdir[PATH_MAX + 8];
-	char log[PATH_MAX + 8], conf[PATH_MAX + 16];
-	char *out, *err;
-};
-
 static int setup(void **state)
 {
-	static const uint64_t mem[] = { 64 * GIB_KB, 64 * GIB_KB };
-	struct env *e = calloc(1, sizeof(*e));
-
-	if (!e)
-		return -1;
-	e->f = mmap(NULL, sizeof(*e->f), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-		    -1, 0);
-	if (e->f == MAP_FAILED)
-		return -1;
-	fake_init(e->f, 2, NULL, mem, true);
-	fake_kernel_on(e->f);
-	snprintf(e->dir, sizeof(e->dir), "/tmp/hvoctl-hook.XXXXXX");
-	if (!mkdtemp(e->dir))
-		return -1;
-	snprintf(e->rundir, sizeof(e->rundir), "%s/run", e->dir);
-	snprintf(e->lvdir, sizeof(e->lvdir), "%s/libvirt", e->dir);
-	snprintf(e->log, sizeof(e->log), "%s/log", e->dir);
-	snprintf(e->conf, sizeof(e->conf), "%s/hvokit.conf", e->dir);
-	mkdir(e->lvdir, 0755);
-	setenv("HVOCTL_HOOK_LOG", e->log, 1);
-	*state = e;
-	return 0;
-}
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
+	*state = hook_env_new("hook");
+	return *state ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-	struct env *e = *state;
-
-	free(e->out);
-	free(e->err);
-	fake_free(e->f);
-	munmap(e->f, sizeof(*e->f));
-	nftw(e->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	unsetenv("HVOCTL_HOOK_LOG");
-	free(e);
+	hook_env_free(*state);
 	return 0;
-}
-
-static void put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-static const char *slurp(const char *path)
-{
-	static char buf[65536];
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
-/* Guest XML with `pages` 1G pages; nodes: NULL any node, else strict. */
-static const char *guest(struct env *e, const char *uuid, const char *name,
-			 unsigned pages, const char *nodes)
-{
-	static char paths[8][PATH_MAX + 64];
-	static unsigned next;
-	char *path = paths[next++ % 8], xml[2048];
-
-	snprintf(xml, sizeof(xml),
-		 "<domain type='kvm'><name>%s</name><uuid>%s</uuid>"
-		 "<memory unit='GiB'>%u</memory><memoryBacking><hugepages>"
-		 "<page size='1' unit='G'/></hugepages></memoryBacking>%s%s%s</domain>\n",
-		 name, uuid, pages, nodes ? "<numatune><memory mode='strict' nodeset='" : "",
-		 nodes ? nodes : "", nodes ? "'/></numatune>" : "");
-	snprintf(path, sizeof(paths[0]), "%s/%s.xml", e->dir, uuid);
-	put(path, xml);
-	return path;
-}
-
-/*
- * The lock is waited for long enough that 32 hooks under ASan queued on a
- * loaded 2-core machine all get it (10 s was not): these tests are about
- * what the hooks decide, not how fast.  The timeout itself is tested with
- * --lock-timeout 0.
- */
-static int hook(struct env *e, const char *xml, const char *op)
-{
-	free(e->out);
-	free(e->err);
-	e->out = e->err = NULL;
-	return fake_run(&e->out, &e->err, "--sysroot", e->f->root, "--config", e->conf,
-			"libvirt-hook", "--rundir", e->rundir, "--libvirt-rundir", e->lvdir,
-			"--xml", xml, "--retries", "0", "--retry-delay", "0",
-			"--lock-timeout", "300", "--", "guest", op, "begin", "-", NULL);
-}
-
-static bool ledger_exists(struct env *e, const char *uuid)
-{
-	char p[PATH_MAX + 128];
-
-	snprintf(p, sizeof(p), "%s/guest-%s.ledger", e->rundir, uuid);
-	return access(p, F_OK) == 0;
 }
 
 static const char *jstr(json_object *o, const char *key)
@@ -167,7 +56,7 @@ static const char *jstr(json_object *o, const char *key)
  * PAGES", "name HEX", "pending ...".  A file that is not such JSON fails
  * the test.
  */
-static const char *ledger(struct env *e, const char *uuid)
+static const char *ledger(struct hook_env *e, const char *uuid)
 {
 	static char out[65536];
 	char p[PATH_MAX + 128];
@@ -216,7 +105,7 @@ static const char *ledger(struct env *e, const char *uuid)
 
 static void t_no_hugepages_fast_path(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	char p[PATH_MAX + 32];
 
 	snprintf(p, sizeof(p), "%s/none.xml", TEST_XML_DIR);
@@ -228,7 +117,7 @@ static void t_no_hugepages_fast_path(void **state)
 
 static void t_prepare_release(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *x = guest(e, UA, "web1", 4, NULL);
 
 	e->f->avail[0][0] = e->f->avail[0][1] = 8;
@@ -258,7 +147,7 @@ static void t_prepare_release(void **state)
  * while guests run has them: read, acted on, rewritten as JSON. */
 static void t_ledger_format2_upgrade(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	char p[PATH_MAX + 128];
 	const char *x = guest(e, UA, "web1", 2, NULL);
 
@@ -300,7 +189,7 @@ static void t_ledger_format2_upgrade(void **state)
 
 static void t_prepare_suffices(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *x = guest(e, UA, "web1", 4, NULL);
 
 	fake_set_node(e->f, 0, 0, 3, 3);
@@ -315,7 +204,7 @@ static void t_prepare_suffices(void **state)
 
 static void t_prepare_short_restores(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *x = guest(e, UA, "big", 4, NULL);
 
 	e->f->avail[0][0] = 1;
@@ -335,7 +224,7 @@ static void t_prepare_short_restores(void **state)
 
 static void t_strict_never_spills(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *x = guest(e, UA, "db", 2, "0");
 
 	e->f->avail[0][0] = 1;
@@ -355,7 +244,7 @@ static void t_strict_never_spills(void **state)
 
 static void t_promises(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "a", 4, NULL), *b;
 
 	e->f->avail[0][0] = e->f->avail[0][1] = 8;
@@ -392,7 +281,7 @@ static void t_promises(void **state)
 
 static void t_release_policy(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *x = guest(e, UA, "a", 4, NULL);
 
 	e->f->avail[0][0] = e->f->avail[0][1] = 8;
@@ -423,7 +312,7 @@ static void t_release_policy(void **state)
 
 static void t_reconnect(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "alive", 2, NULL);
 	const char *b = guest(e, UB, "gone", 2, NULL);
 	const char *c = guest(e, UC, "../../escape", 2, NULL);
@@ -483,7 +372,7 @@ static void t_reconnect(void **state)
 
 static void t_contract(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	static const char *const ops[] = { "prepare", "start", "started", "stopped",
 		"release", "migrate", "restore", "reconnect", "attach", "bogus" };
 	const char *x = guest(e, UA, "a", 2, NULL);
@@ -506,7 +395,7 @@ static void t_contract(void **state)
 
 static void t_refusals(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	static const char *const bad[] = { "billion-laughs.xml", "external-dtd.xml",
 		"xxe.xml", "huge-size.xml", "overflow.xml", "unit-bad.xml", "negative.xml",
 		"non-utf8.xml", "auto-placement.xml" };
@@ -533,7 +422,7 @@ static void t_refusals(void **state)
 
 static void t_hostile_name(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	char p[PATH_MAX + 64];
 	struct stat st;
 
@@ -549,7 +438,7 @@ static void t_hostile_name(void **state)
 
 static void t_lock_and_rundir(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *x = guest(e, UA, "a", 1, NULL);
 	char p[PATH_MAX + 16];
 	int fd;
@@ -584,7 +473,7 @@ static void t_lock_and_rundir(void **state)
  * against one fake kernel in shared memory, with room for only some. */
 static void t_concurrent_16(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	enum { N = 16 };
 	static const char *const place[4] = { "0", "1", NULL, NULL };
 	unsigned need[N];
@@ -658,7 +547,7 @@ static void t_concurrent_16(void **state)
 
 /* Guest XML with AMOUNT UNIT of memory backed by PAGE pages ("1G", "2M");
  * nodes: NULL any node, else strict numatune. */
-static const char *guest_pg(struct env *e, const char *uuid, const char *name,
+static const char *guest_pg(struct hook_env *e, const char *uuid, const char *name,
 			    const char *amount, const char *unit, const char *page,
 			    const char *nodes)
 {
@@ -680,7 +569,7 @@ static const char *guest_pg(struct env *e, const char *uuid, const char *name,
 
 /* A guest with two NUMA cells, 1G pages, cell 0 strict on host node 0 and
  * cell 1 strict on node 1 (two pool writes per prepare and release). */
-static const char *guest_2cells(struct env *e, const char *uuid, unsigned g0, unsigned g1)
+static const char *guest_2cells(struct hook_env *e, const char *uuid, unsigned g0, unsigned g1)
 {
 	static char path[PATH_MAX + 64];
 	char xml[2048];
@@ -702,7 +591,7 @@ static const char *guest_2cells(struct env *e, const char *uuid, unsigned g0, un
 /* Run one hook operation in a child process (a crash, or the fake kernel's
  * kill at pool write kill_at, cannot take the test down).  Returns the
  * exit status, or -signal. */
-static int hook_child(struct env *e, const char *xml, const char *op, unsigned kill_at,
+static int hook_child(struct hook_env *e, const char *xml, const char *op, unsigned kill_at,
 		      bool before)
 {
 	pid_t pid;
@@ -726,13 +615,13 @@ struct snap {
 	uint64_t t[2][FK_MAX_NODES];
 };
 
-static void snap_take(struct env *e, struct snap *s)
+static void snap_take(struct hook_env *e, struct snap *s)
 {
 	memcpy(s->t, e->f->total, sizeof(s->t));
 }
 
 /* Pools exactly as in s, node by node, both sizes. */
-static void snap_check(struct env *e, const struct snap *s, const char *what)
+static void snap_check(struct hook_env *e, const struct snap *s, const char *what)
 {
 	for (int si = 0; si < 2; si++)
 		for (int i = 0; i < e->f->n_nodes; i++)
@@ -743,11 +632,11 @@ static void snap_check(struct env *e, const struct snap *s, const char *what)
 					 (unsigned long long)s->t[si][i]);
 }
 
-static void wipe_rundir(struct env *e)
+static void wipe_rundir(struct hook_env *e)
 {
 	char p[PATH_MAX + 64];
 
-	nftw(e->rundir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	rm_tree(e->rundir);
 	snprintf(p, sizeof(p), "%s/alive.xml", e->lvdir);
 	unlink(p);
 }
@@ -756,7 +645,7 @@ static void wipe_rundir(struct env *e)
  * starting: the any-node promise may be met from the other node. */
 static void t_strict_after_any(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest_pg(e, UA, "a", "1", "GiB", "2M", NULL);
 	const char *b = guest_pg(e, UB, "b", "128", "MiB", "2M", "0");
 
@@ -779,7 +668,7 @@ static void t_strict_after_any(void **state)
  * (the host's own pages untouched). */
 static void t_concurrent_32_mixed(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	enum { N = 32 };
 	static const char *const place[4] = { "0", NULL, "1", NULL };
 	char xml[N][PATH_MAX + 64], uuid[N][40];
@@ -861,7 +750,7 @@ static void t_concurrent_32_mixed(void **state)
  * are given back later, not orphaned. */
 static void t_kept_pages_given_back(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "a", 4, NULL), *b = guest(e, UB, "b", 2, NULL);
 
 	e->f->avail[0][0] = e->f->avail[0][1] = 8;
@@ -891,7 +780,7 @@ static void t_kept_pages_given_back(void **state)
  * pools it grew, also what it merged into the surviving record. */
 static void t_refused_reprepare_restores(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *a = guest(e, UA, "a", 2, NULL);
 
 	e->f->avail[0][0] = 2;
@@ -914,7 +803,7 @@ enum { REC_RELEASE, REC_RECONNECT, REC_REPREPARE, REC_N };
 static const char *const rec_name[REC_N] = { "release", "reconnect+prepare+release",
 	"prepare+release" };
 
-static void recover(struct env *e, int how, const char *xml, int want_prepare)
+static void recover(struct hook_env *e, int how, const char *xml, int want_prepare)
 {
 	/* libvirtd restarts and reconnects to another, running guest. */
 	if (how == REC_RECONNECT)
@@ -937,7 +826,7 @@ static const struct kill_case kill_cases[] = {
 	{ "two strict cells, refused", 3, 4, 8, 1, HV_EXIT_PARTIAL },
 };
 
-static void kill_setup(struct env *e, const struct kill_case *c)
+static void kill_setup(struct hook_env *e, const struct kill_case *c)
 {
 	wipe_rundir(e);
 	/* The host's own pages: node 0 has 4 (2 in use), node 1 has 1 free. */
@@ -947,14 +836,14 @@ static void kill_setup(struct env *e, const struct kill_case *c)
 	e->f->avail[0][1] = c->avail1;
 }
 
-static const char *kill_xml(struct env *e, const struct kill_case *c)
+static const char *kill_xml(struct hook_env *e, const struct kill_case *c)
 {
 	return c->g1 ? guest_2cells(e, UA, c->g0, c->g1) : guest(e, UA, "k", c->g0, NULL);
 }
 
 static void t_kill_prepare(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	unsigned kills = 0;
 
 	for (size_t ci = 0; ci < HV_ARRAY_SIZE(kill_cases); ci++) {
@@ -1003,7 +892,7 @@ static void t_kill_prepare(void **state)
 
 static void t_kill_release(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	unsigned kills = 0;
 
 	for (size_t ci = 0; ci < 2; ci++) {
@@ -1061,7 +950,7 @@ static void t_kill_release(void **state)
 /* Bug 6: a guest no node could ever hold is refused before any write. */
 static void t_oversized_refused(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	static const struct {
 		const char *amount, *unit, *page, *nodes, *what;
 	} big[] = {
@@ -1110,7 +999,7 @@ static void t_oversized_refused(void **state)
  * unless they come from a hugetlb_cma= area (inside MemTotal). */
 static void t_capacity_boot_pages(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *x = guest_pg(e, UA, "big", "80", "GiB", "1G", "0");
 
 	fake_set_node(e->f, 0, 0, 40, 40); /* boot pages; node MemTotal 64 GiB */
@@ -1130,7 +1019,7 @@ static void t_capacity_boot_pages(void **state)
  * hooks/qemu.d/hvokit: DOMAIN OPERATION SUB-OP EXTRA, XML on stdin. */
 static void t_called_as_hvokit(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	const char *bin = getenv("HVOCTL_BIN");
 	const char *x = guest(e, UA, "web", 2, NULL);
 	char link[PATH_MAX + 32], out[PATH_MAX + 32];
@@ -1175,7 +1064,7 @@ static void t_called_as_hvokit(void **state)
 /* Bug 7: an absurd Hugepagesize in /proc/meminfo is not trusted. */
 static void t_bad_hugepagesize(void **state)
 {
-	struct env *e = *state;
+	struct hook_env *e = *state;
 	static const char *const bad[] = { "0", "36028797018963968", "3", "18446744073709551615",
 		"x" };
 	char p[PATH_MAX + 64];
