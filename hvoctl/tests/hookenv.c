@@ -95,8 +95,9 @@ const char *slurp(const char *path)
 	return buf;
 }
 
-const char *guest(struct hook_env *e, const char *uuid, const char *name,
-		  unsigned pages, const char *nodes)
+const char *guest_pg(struct hook_env *e, const char *uuid, const char *name,
+		     const char *amount, const char *unit, const char *page,
+		     const char *nodes)
 {
 	static char paths[8][PATH_MAX + 64];
 	static unsigned next;
@@ -104,13 +105,23 @@ const char *guest(struct hook_env *e, const char *uuid, const char *name,
 
 	snprintf(xml, sizeof(xml),
 		 "<domain type='kvm'><name>%s</name><uuid>%s</uuid>"
-		 "<memory unit='GiB'>%u</memory><memoryBacking><hugepages>"
-		 "<page size='1' unit='G'/></hugepages></memoryBacking>%s%s%s</domain>\n",
-		 name, uuid, pages, nodes ? "<numatune><memory mode='strict' nodeset='" : "",
+		 "<memory unit='%s'>%s</memory><memoryBacking><hugepages>"
+		 "<page size='%.1s' unit='%s'/></hugepages></memoryBacking>%s%s%s</domain>\n",
+		 name, uuid, unit, amount, page, page + 1,
+		 nodes ? "<numatune><memory mode='strict' nodeset='" : "",
 		 nodes ? nodes : "", nodes ? "'/></numatune>" : "");
-	snprintf(path, sizeof(paths[0]), "%s/%s.xml", e->dir, uuid);
+	snprintf(path, sizeof(paths[0]), "%s/%s-%s.xml", e->dir, uuid, page);
 	put(path, xml);
 	return path;
+}
+
+const char *guest(struct hook_env *e, const char *uuid, const char *name,
+		  unsigned pages, const char *nodes)
+{
+	char amount[16];
+
+	snprintf(amount, sizeof(amount), "%u", pages);
+	return guest_pg(e, uuid, name, amount, "GiB", "1G", nodes);
 }
 
 /*

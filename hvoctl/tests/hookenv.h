@@ -31,7 +31,15 @@ void put(const char *path, const char *text);
 /* The file's text (up to 64 KiB, a static buffer); "" when absent. */
 const char *slurp(const char *path);
 
-/* Guest XML with @pages 1G pages; @nodes: NULL any node, else strict. */
+/*
+ * Guest XML with @amount @unit of memory backed by @page pages ("1G",
+ * "2M"); @nodes: NULL any node, else strict numatune.  The file is named
+ * after @uuid and @page: a later call for the same pair rewrites it.
+ */
+const char *guest_pg(struct hook_env *e, const char *uuid, const char *name,
+		     const char *amount, const char *unit, const char *page,
+		     const char *nodes);
+/* The same with @pages 1G pages. */
 const char *guest(struct hook_env *e, const char *uuid, const char *name,
 		  unsigned pages, const char *nodes);
 /* `hvoctl libvirt-hook -- guest OP begin -` with @xml on stdin. */

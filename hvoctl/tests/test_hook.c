@@ -545,28 +545,6 @@ static void t_concurrent_16(void **state)
 
 /* ---------- issue 13: regression tests ---------- */
 
-/* Guest XML with AMOUNT UNIT of memory backed by PAGE pages ("1G", "2M");
- * nodes: NULL any node, else strict numatune. */
-static const char *guest_pg(struct hook_env *e, const char *uuid, const char *name,
-			    const char *amount, const char *unit, const char *page,
-			    const char *nodes)
-{
-	static char paths[8][PATH_MAX + 64];
-	static unsigned next;
-	char *path = paths[next++ % 8], xml[2048];
-
-	snprintf(xml, sizeof(xml),
-		 "<domain type='kvm'><name>%s</name><uuid>%s</uuid>"
-		 "<memory unit='%s'>%s</memory><memoryBacking><hugepages>"
-		 "<page size='%.1s' unit='%s'/></hugepages></memoryBacking>%s%s%s</domain>\n",
-		 name, uuid, unit, amount, page, page + 1,
-		 nodes ? "<numatune><memory mode='strict' nodeset='" : "",
-		 nodes ? nodes : "", nodes ? "'/></numatune>" : "");
-	snprintf(path, sizeof(paths[0]), "%s/%s-pg.xml", e->dir, uuid);
-	put(path, xml);
-	return path;
-}
-
 /* A guest with two NUMA cells, 1G pages, cell 0 strict on host node 0 and
  * cell 1 strict on node 1 (two pool writes per prepare and release). */
 static const char *guest_2cells(struct hook_env *e, const char *uuid, unsigned g0, unsigned g1)

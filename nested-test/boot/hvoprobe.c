@@ -3127,18 +3127,17 @@ static void scenario_cycle1g(void)
 #define PRESSURE_LEAVE_KB	(8L * 1024)
 #define PRESSURE_MAX_STALLS	160L
 
+/* The sum of the /proc/vmstat fields whose names begin with @prefix. */
 static long vmstat_sum(const char *prefix)
 {
-	FILE *f = fopen("/proc/vmstat", "re");
-	char name[64];
-	long v, sum = 0;
+	struct vmstat v;
+	long sum = 0;
+	int i;
 
-	if (!f)
-		die("/proc/vmstat: %s", strerror(errno));
-	while (fscanf(f, "%63s %ld", name, &v) == 2)
-		if (!strncmp(name, prefix, strlen(prefix)))
-			sum += v;
-	fclose(f);
+	vmstat_read(&v);
+	for (i = 0; i < v.n; i++)
+		if (!strncmp(v.name[i], prefix, strlen(prefix)))
+			sum += v.val[i];
 	return sum;
 }
 
